@@ -1,0 +1,5 @@
+"""`python -m gpuscope`."""
+
+from gpuscope.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""The `gpuscope` command line: parse, call the library, one error boundary.
+
+Every command lives in `gpuscope.commands.<name>`; this module only wires them together and maps
+gpuscope's exceptions to `error: …` lines and exit codes (see errors.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from gpuscope import __version__
+from gpuscope.commands import COMMANDS
+from gpuscope.errors import GpuscopeError
+
+
+def _load(name: str) -> ModuleType:
+    return importlib.import_module(COMMANDS[name])
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with `only`, load just that command's module (fast path for one command)."""
+    parser = argparse.ArgumentParser(
+        prog="gpuscope",
+        description="GPU performance toolkit for AMD (ROCm) and NVIDIA (CUDA).",
+    )
+    parser.add_argument("--version", action="version", version=f"gpuscope {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
+        module = _load(name)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(command)
+        command.set_defaults(_main=module.main)
+    return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    for arg in argv:
+        if arg in COMMANDS:
+            return arg
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_in(argv))
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._main(args))
+    except GpuscopeError as error:
+        if args.debug:
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

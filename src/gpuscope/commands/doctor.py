@@ -1,0 +1,17 @@
+"""`gpuscope doctor` (being built in this session)."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "doctor (not built yet)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    del parser
+
+
+def main(args: argparse.Namespace) -> int:
+    from gpuscope.errors import GpuscopeError
+
+    raise GpuscopeError("gpuscope doctor is not built yet")

@@ -1,0 +1,35 @@
+"""gpuscope's exceptions. The CLI maps them to `error: …` and an exit code; the library raises."""
+
+from __future__ import annotations
+
+
+class GpuscopeError(Exception):
+    """Base of every error gpuscope raises on purpose.
+
+    `exit_code` is what the CLI exits with: 2 for bad input or usage, 1 for a failed gate.
+    The message names the file or value at fault, what was expected and, when known, the fix.
+    """
+
+    exit_code = 2
+
+
+class InputError(GpuscopeError):
+    """A file or argument is not what was expected (missing, empty, wrong format)."""
+
+
+class ReaderError(InputError):
+    """A trace or profiler output could not be read."""
+
+
+class ConfigError(InputError):
+    """A tools config, additional context or option value is invalid."""
+
+
+class ToolError(GpuscopeError):
+    """A tool cannot work here (binary missing, wrong vendor) — raised before the command starts."""
+
+
+class GateFailed(GpuscopeError):
+    """A requested gate failed (e.g. `--fail-if-slower`): exit 1."""
+
+    exit_code = 1
