@@ -1,0 +1,268 @@
+"""Stream the `traceEvents` array of a (possibly huge, gzipped, truncated) Chrome-trace JSON file.
+
+The file is never held whole: compressed bytes are read in blocks, decompressed, and the event
+array is cut at event boundaries into batches that msgspec decodes straight into typed structs.
+A cut is only a candidate (a `}` followed by `,` or `]`); the batch decodes only if the cut really
+was between two top-level events, so a wrong guess (a `}` inside a string or a nested list) is
+detected by the decoder and an earlier candidate is tried.
+
+Damage is repaired where it can be and reported: control characters and invalid UTF-8 inside a
+batch are replaced; a file cut short (the process died while writing) yields every complete event
+before the cut.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from gpuscope.errors import ReaderError
+
+BLOCK = 4 << 20  # compressed bytes read at a time
+BATCH = 16 << 20  # decompressed bytes decoded at a time
+_MAX_HEADER = 256 << 20
+_WS = b" \t\r\n"
+_CONTROL_TO_SPACE = bytes(range(256)).maketrans(bytes(range(32)), b" " * 32)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class StreamReport:
+    """What the stream saw besides the events: top-level keys and any repair it made."""
+
+    header: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+    dropped_bytes: int = 0
+    total_bytes: int = 0
+    repaired_batches: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _raw_blocks(path: str, progress: Progress | None) -> Iterator[tuple[bytes, bool]]:
+    """Decompressed blocks of the file; the flag is True when a gzip stream ended early."""
+    total = os.path.getsize(path)
+    with open(path, "rb") as handle:
+        magic = handle.read(2)
+        handle.seek(0)
+        inflater = zlib.decompressobj(wbits=31) if magic == b"\x1f\x8b" else None
+        done = 0
+        while block := handle.read(BLOCK):
+            done += len(block)
+            if progress is not None:
+                progress(done, total)
+            if inflater is None:
+                yield block, False
+                continue
+            yield from _inflate(inflater, block)
+            while inflater.eof and inflater.unused_data:  # concatenated gzip members
+                rest = inflater.unused_data
+                inflater = zlib.decompressobj(wbits=31)
+                yield from _inflate(inflater, rest)
+        if inflater is not None and not inflater.eof:
+            yield inflater.flush(), True
+
+
+def _inflate(inflater: Any, data: bytes) -> Iterator[tuple[bytes, bool]]:
+    try:
+        out = inflater.decompress(data)
+    except zlib.error as error:
+        raise ReaderError(f"corrupt gzip data ({error})") from None
+    if out:
+        yield out, False
+
+
+def _skip_ws(buf: bytes, pos: int) -> int:
+    size = len(buf)
+    while pos < size and buf[pos] in _WS:
+        pos += 1
+    return pos
+
+
+def _find_array_start(buf: bytes) -> tuple[int, bytes] | None:
+    """Position just inside the events array, and the header text before its key."""
+    first = _skip_ws(buf, 0)
+    if first < len(buf) and buf[first] == ord("["):
+        return first + 1, b""
+    key = buf.find(b'"traceEvents"')
+    if key < 0:
+        return None
+    colon = _skip_ws(buf, key + len(b'"traceEvents"'))
+    bracket = _skip_ws(buf, colon + 1)
+    if colon >= len(buf) or bracket >= len(buf):
+        return None
+    if buf[colon] != ord(":") or buf[bracket] != ord("["):
+        raise ReaderError('"traceEvents" is not followed by a JSON array')
+    return bracket + 1, buf[:key]
+
+
+class EventStream:
+    """Iterate decoded event batches: `for batch in EventStream(path, decode): ...`.
+
+    `decode(text)` turns the bytes (or bytearray) of a JSON array of events into a list; it raises
+    msgspec.DecodeError / msgspec.ValidationError / UnicodeDecodeError on bad text.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        decode: Callable[[bytes | bytearray], list[Any]],
+        progress: Progress | None = None,
+    ) -> None:
+        self.path = path
+        self.decode = decode
+        self.progress = progress
+        self.report = StreamReport()
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        buf = b""
+        header: bytes | None = None
+        truncated = False
+        for block, cut_short in _raw_blocks(self.path, self.progress):
+            truncated |= cut_short
+            self.report.total_bytes += len(block)
+            buf += block
+            if header is None:
+                found = _find_array_start(buf)
+                if found is None:
+                    if len(buf) > _MAX_HEADER:
+                        raise ReaderError("no traceEvents array in the first 256 MB")
+                    continue
+                start, header = found
+                self._check_header_start(buf)
+                buf = buf[start:]
+            if len(buf) >= BATCH:
+                batch, buf = self._split(buf, final=False)
+                if batch:
+                    yield batch
+        if header is None:
+            self._raise_no_events(buf, truncated)
+            return
+        self.report.header.update(_decode_header(header))
+        while buf:
+            size_before = len(buf)
+            batch, buf = self._split(buf, final=True)
+            if batch:
+                yield batch
+            if len(buf) == size_before or not batch:
+                break
+        self._finish(buf, truncated)
+
+    def _check_header_start(self, buf: bytes) -> None:
+        first = _skip_ws(buf, 0)
+        if first >= len(buf) or buf[first] not in b"{[":
+            raise ReaderError("expected a JSON object with a traceEvents array")
+
+    def _raise_no_events(self, buf: bytes, truncated: bool) -> None:
+        text = buf.lstrip()
+        if not text:
+            raise ReaderError("the file is empty; expected a Chrome/Kineto trace JSON")
+        if text[:1] not in b"{[":
+            raise ReaderError("not JSON; expected a Chrome/Kineto trace (.json or .json.gz)")
+        if truncated:
+            raise ReaderError("the file ends before its traceEvents array starts (truncated)")
+        raise ReaderError("JSON without a traceEvents array; expected a Chrome/Kineto trace")
+
+    def _split(self, buf: bytes, final: bool) -> tuple[list[Any], bytes]:
+        """Decode the longest prefix of whole events; return (events, the rest)."""
+        start = _skip_ws(buf, 0)
+        if start < len(buf) and buf[start] == ord(","):
+            start = _skip_ws(buf, start + 1)
+        if start >= len(buf) or buf[start] == ord("]"):
+            return [], buf[start:]
+        hi = len(buf)
+        for _ in range(64):
+            cut = _last_boundary(buf, start, hi, final)
+            if cut < 0:
+                break
+            events = self._decode_span(memoryview(buf)[start : cut + 1])
+            if events is not None:
+                return events, buf[cut + 1 :]
+            hi = cut
+        if not final and len(buf) < 4 * BATCH:
+            return [], buf  # no boundary yet: wait for more bytes
+        if final:
+            return [], buf[start:]
+        raise ReaderError(f"could not split the event array near byte {self.report.total_bytes}")
+
+    def _decode_span(self, span: memoryview) -> list[Any] | None:
+        text = bytearray(b"[")
+        text += span
+        text += b"]"
+        try:
+            return self.decode(text)
+        except UnicodeDecodeError:
+            pass
+        except msgspec.DecodeError as error:
+            if "invalid character" not in str(error):
+                return None  # a wrong cut, not damage: the caller tries an earlier one
+        repaired = bytes(text).translate(_CONTROL_TO_SPACE)
+        repaired = repaired.decode("utf-8", "replace").encode("utf-8")
+        if repaired == text:
+            return None
+        try:
+            events = self.decode(repaired)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+        self.report.repaired_batches += 1
+        return events
+
+    def _finish(self, rest: bytes, truncated: bool) -> None:
+        tail = rest.lstrip()
+        if tail.startswith(b"]"):
+            trailer = tail[1:].lstrip()
+            if trailer.startswith(b","):
+                self.report.header.update(_decode_header(b"{" + trailer[1:]))
+            return
+        self.report.truncated = True
+        self.report.dropped_bytes = len(rest)
+        if not truncated and tail:
+            self.report.warnings.append(
+                f"the event array does not close: {len(rest)} bytes after the last complete "
+                "event were ignored (file cut short?)"
+            )
+
+
+def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
+    """Index of the last `}` in buf[lo:hi] that may end a top-level event.
+
+    It must be followed by `]`, or by `,` and the `{` of the next event (so that `}, "key"` inside
+    an event is skipped); at the end of the file, a `}` that ends the buffer is a candidate too.
+    The decoder confirms every candidate.
+    """
+    size = len(buf)
+    pos = hi
+    while True:
+        pos = buf.rfind(b"}", lo, pos)
+        if pos < 0:
+            return -1
+        after = _skip_ws(buf, pos + 1)
+        if after >= size:
+            if final:
+                return pos
+            continue
+        if buf[after] == ord("]"):
+            return pos
+        if buf[after] == ord(","):
+            following = _skip_ws(buf, after + 1)
+            if buf[following : following + 1] == b"{" or (following >= size and final):
+                return pos
+
+
+def _decode_header(text: bytes) -> dict[str, Any]:
+    """Top-level keys around the event array; tolerant of a header cut short or damaged."""
+    body = text.rstrip()
+    if body.endswith(b","):
+        body = body[:-1]
+    if not body.rstrip().endswith(b"}"):
+        body += b"}"
+    try:
+        value = msgspec.json.decode(body.translate(_CONTROL_TO_SPACE))
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}

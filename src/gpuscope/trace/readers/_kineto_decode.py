@@ -1,0 +1,136 @@
+"""Typed decoding of Kineto events: the fast strict structs and the tolerant fallback.
+
+msgspec decodes each batch straight into these structs and skips every field not named here,
+which is most of what a Kineto event carries (shapes, strides, occupancy, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import msgspec
+
+
+class Args(msgspec.Struct, frozen=True, gc=False):
+    correlation: int = -1
+    external_id: int = msgspec.field(default=-1, name="External id")
+    legacy_external_id: int = msgspec.field(default=-1, name="external id")
+    stream: int | str = -1
+    device: int = -1
+    bytes: int = -1
+
+
+class LooseArgs(msgspec.Struct):
+    correlation: Any = -1
+    external_id: Any = msgspec.field(default=-1, name="External id")
+    legacy_external_id: Any = msgspec.field(default=-1, name="external id")
+    stream: Any = -1
+    device: Any = -1
+    bytes: Any = -1
+
+
+_NO_ARGS = Args()
+
+
+class Event(msgspec.Struct, gc=False):
+    """Fast path: ts as float µs (exact to the ns below 2**43 µs, see `ts_to_ns`)."""
+
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = -1
+    tid: int | str = -1
+    ts: float = 0.0
+    dur: float = 0.0
+    id: int | str = -1
+    args: Args = _NO_ARGS
+
+
+class ExactEvent(msgspec.Struct, gc=False):
+    """For epoch-µs timestamps with ns fractions (beyond float precision): ts kept as text."""
+
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = -1
+    tid: int | str = -1
+    ts: msgspec.Raw = msgspec.Raw(b"0")
+    dur: float = 0.0
+    id: int | str = -1
+    args: Args = _NO_ARGS
+
+
+class LooseEvent(msgspec.Struct):
+    """Anything goes (wrong types, nulls, integers beyond int64); normalised value by value."""
+
+    ph: Any = ""
+    cat: Any = ""
+    name: Any = ""
+    pid: Any = -1
+    tid: Any = -1
+    ts: Any = 0
+    dur: Any = 0
+    id: Any = -1
+    args: Any = None
+
+
+def decoder(event_type: type) -> Callable[[bytes | bytearray], list[Any]]:
+    dec = msgspec.json.Decoder(list[event_type])  # type: ignore[valid-type]
+    return dec.decode
+
+
+def as_int(value: Any) -> int:
+    """An integer column value from whatever the file had; -1 when it is not one."""
+    if type(value) is int:
+        return value if -(2**63) <= value < 2**63 else -1
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text, 16) if text.lower().startswith("0x") else int(text)
+        except ValueError:
+            return -1
+    if isinstance(value, float) and value == value and abs(value) < 2**63:
+        return int(value)
+    return -1
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def text_us_to_ns(text: Any) -> int:
+    """Exact µs → ns for a JSON number given as text/bytes/number ('1712195495519689.047')."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        text = repr(text)
+    raw = text.encode() if isinstance(text, str) else bytes(text)
+    sign = -1 if raw.startswith(b"-") else 1
+    body = raw.lstrip(b"-+")
+    whole, _, frac = body.partition(b".")
+    if not whole.isdigit() or (frac and not frac.isdigit()):
+        return _decimal_us_to_ns(raw)  # exponents and other rare spellings
+    ns = int(whole) * 1000 + int((frac + b"000")[:3])
+    if len(frac) > 3 and frac[3] >= ord("5"):
+        ns += 1
+    return sign * ns
+
+
+def _decimal_us_to_ns(raw: bytes) -> int:
+    try:
+        return int((Decimal(raw.decode()) * 1000).to_integral_value())
+    except (InvalidOperation, ValueError, UnicodeDecodeError):
+        return 0
+
+
+def loose_args(value: Any) -> LooseArgs:
+    if not isinstance(value, dict):
+        return LooseArgs()
+    return LooseArgs(
+        correlation=value.get("correlation", -1),
+        external_id=value.get("External id", -1),
+        legacy_external_id=value.get("external id", -1),
+        stream=value.get("stream", -1),
+        device=value.get("device", -1),
+        bytes=value.get("bytes", -1),
+    )

@@ -1,0 +1,386 @@
+"""Reader for Kineto / Chrome-trace JSON written by torch.profiler (`.json`, `.json.gz`).
+
+Current and legacy schemas, CUDA and ROCm builds of PyTorch. The file is streamed in batches
+(`_jsonstream`), each batch is decoded into typed structs and turned into numpy columns at once,
+so neither the raw text nor a dict tree of the whole file is ever held.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from gpuscope.errors import ReaderError
+from gpuscope.trace._jsonstream import EventStream, Progress, StreamReport
+from gpuscope.trace.model import (
+    ANNOTATION,
+    I64,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    OP,
+    CpuOps,
+    Device,
+    Flows,
+    GpuAnnotations,
+    GpuOps,
+    HostCalls,
+    Syncs,
+    Trace,
+    TraceMeta,
+)
+from gpuscope.trace.readers import _kineto_decode as dec
+
+EXACT_LIMIT_US = float(2**43)  # below this a float µs value still pins down the exact ns
+
+# category (as written by current and legacy Kineto) -> table
+_GPU_KIND = {
+    "kernel": KERNEL,
+    "Kernel": KERNEL,
+    "gpu_memcpy": MEMCPY,
+    "Memcpy": MEMCPY,
+    "gpu_memset": MEMSET,
+    "Memset": MEMSET,
+}
+_HOST = {"cuda_runtime": 0, "Runtime": 0, "cuda_driver": 1, "Driver": 1}
+_OPS = {"cpu_op": OP, "Operator": OP, "user_annotation": ANNOTATION, "User annotation": ANNOTATION}
+_FLOW = {"ac2g", "async_gpu", "async_cpu_to_gpu"}
+_LEGACY = {"Kernel", "Runtime", "Memcpy", "Memset", "Operator", "async_gpu"}
+
+
+class KinetoReader:
+    """`Reader` for Kineto / Chrome-trace JSON."""
+
+    name = "kineto"
+
+    def sniff(self, path: str) -> bool:
+        head = _head(path, 1 << 20).lstrip()
+        return head[:1] in (b"{", b"[") and (b'"traceEvents"' in head or b'"ph"' in head)
+
+    def read(self, path: str, progress: Progress | None = None) -> Trace:
+        builder = _Builder()
+        stream = EventStream(path, builder.decode, progress)
+        for batch in stream:
+            builder.add(batch)
+        return builder.finish(path, stream.report)
+
+
+def _head(path: str, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        magic = handle.read(2)
+    try:
+        if magic == b"\x1f\x8b":
+            with gzip.open(path, "rb") as handle:
+                return handle.read(size)
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except (OSError, EOFError):
+        return b""
+
+
+class _Builder:
+    """Accumulates numpy columns batch by batch; picks the decode mode the file needs."""
+
+    def __init__(self) -> None:
+        self.mode = "fast"
+        self._decoders = {
+            "fast": dec.decoder(dec.Event),
+            "exact": dec.decoder(dec.ExactEvent),
+            "loose": dec.decoder(dec.LooseEvent),
+        }
+        self.names: dict[str, int] = {}
+        self.parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.span: tuple[int, int] | None = None
+        self.loose_batches = 0
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode(self, text: bytes | bytearray) -> list[Any]:
+        if self.mode == "loose":
+            return self._decode_loose(text)
+        try:
+            events = self._decoders[self.mode](text)
+        except msgspec.ValidationError:
+            return self._decode_loose(text)
+        if self.mode == "fast" and _needs_exact(events, text):
+            self.mode = "exact"
+            events = self._decoders["exact"](text)
+        return events
+
+    def _decode_loose(self, text: bytes | bytearray) -> list[Any]:
+        self.loose_batches += 1
+        return [_normalise(e) for e in self._decoders["loose"](text)]
+
+    # -- columns ----------------------------------------------------------------------------
+    def add(self, events: list[Any]) -> None:
+        groups: dict[str, list[Any]] = defaultdict(list)
+        for event in events:
+            groups[event.cat].append(event)
+        for cat, group in groups.items():
+            self.counts[cat or "(none)"] += len(group)
+            self._add_group(cat, group)
+
+    def _add_group(self, cat: str, group: list[Any]) -> None:
+        if cat in _FLOW:
+            self._add_flows([e for e in group if e.ph in ("s", "f", "t")])
+            return
+        group = [e for e in group if e.ph == "X"]
+        if not group:
+            return
+        if cat in _GPU_KIND:
+            self._add_gpu(_GPU_KIND[cat], group)
+        elif cat in _HOST:
+            self._add_host(_HOST[cat], group)
+        elif cat in _OPS:
+            self._add_ops(_OPS[cat], group)
+        elif cat == "cuda_sync":
+            self._add_syncs(group)
+        elif cat == "gpu_user_annotation":
+            self._add_gpu_annotations(group)
+        elif cat == "Trace":
+            self._add_span(group)
+
+    def _ts(self, group: list[Any]) -> I64:
+        if self.mode == "fast":
+            return float_us_to_ns(np.array([e.ts for e in group], np.float64))
+        return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
+
+    def _common(self, group: list[Any]) -> dict[str, Any]:
+        index = self.names
+        intern = index.setdefault
+        durs = np.array([e.dur for e in group], np.float64)
+        return {
+            "name": np.array([intern(e.name, len(index)) for e in group], np.int32),
+            "start": self._ts(group),
+            "dur": np.maximum(np.rint(durs * 1000.0), 0).astype(np.int64),
+        }
+
+    def _add_gpu(self, kind: int, group: list[Any]) -> None:
+        cols = self._common(group)
+        count = len(group)
+        cols["kind"] = np.full(count, kind, np.int8)
+        cols["device"] = np.array([_device(e) for e in group], np.int32)
+        cols["stream"] = _ints([e.args.stream for e in group])
+        cols["correlation"] = np.array([e.args.correlation for e in group], np.int64)
+        cols["external_id"] = _external_ids(group)
+        cols["bytes"] = np.array([e.args.bytes for e in group], np.int64)
+        self.parts["gpu"].append(cols)
+
+    def _add_host(self, driver: int, group: list[Any]) -> None:
+        cols = self._common(group)
+        count = len(group)
+        cols["tid"] = _ints([e.tid for e in group])
+        cols["correlation"] = np.array([e.args.correlation for e in group], np.int64)
+        cols["external_id"] = _external_ids(group)
+        cols["driver"] = np.full(count, driver, np.int8)
+        self.parts["host"].append(cols)
+
+    def _add_ops(self, kind: int, group: list[Any]) -> None:
+        cols = self._common(group)
+        count = len(group)
+        cols["kind"] = np.full(count, kind, np.int8)
+        cols["tid"] = _ints([e.tid for e in group])
+        cols["external_id"] = _external_ids(group)
+        self.parts["ops"].append(cols)
+
+    def _add_syncs(self, group: list[Any]) -> None:
+        cols = self._common(group)
+        cols["device"] = np.array([e.args.device for e in group], np.int32)
+        cols["stream"] = _ints([e.args.stream for e in group])
+        self.parts["syncs"].append(cols)
+
+    def _add_gpu_annotations(self, group: list[Any]) -> None:
+        cols = self._common(group)
+        cols["device"] = np.array([_device(e) for e in group], np.int32)
+        self.parts["gpu_annotations"].append(cols)
+
+    def _add_flows(self, group: list[Any]) -> None:
+        if not group:
+            return
+        self.parts["flows"].append(
+            {
+                "id": _ints([e.id for e in group]),
+                "phase": np.array([e.ph != "s" for e in group], np.int8),
+                "start": self._ts(group),
+                "pid": _ints([e.pid for e in group]),
+                "tid": _ints([e.tid for e in group]),
+            }
+        )
+
+    def _add_span(self, group: list[Any]) -> None:
+        starts = self._ts(group)
+        ends = starts + np.rint(np.array([e.dur for e in group]) * 1000).astype(np.int64)
+        lo, hi = int(starts.min()), int(ends.max())
+        if self.span is not None:
+            lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
+        self.span = (lo, hi)
+
+    # -- result -----------------------------------------------------------------------------
+    def finish(self, path: str, report: StreamReport) -> Trace:
+        if not self.counts:
+            raise ReaderError("the traceEvents array holds no events")
+        names = tuple(self.names)
+        tables = {
+            key: _concat(table, self.parts.get(key, []))
+            for key, table in (
+                ("gpu", GpuOps),
+                ("host", HostCalls),
+                ("ops", CpuOps),
+                ("syncs", Syncs),
+                ("gpu_annotations", GpuAnnotations),
+                ("flows", Flows),
+            )
+        }
+        meta = self._meta(path, report, names, tables["host"])
+        return Trace(meta=meta, names=names, **tables)
+
+    def _meta(
+        self, path: str, report: StreamReport, names: tuple[str, ...], host: HostCalls
+    ) -> TraceMeta:
+        header = report.header
+        warnings = list(report.warnings)
+        if report.truncated:
+            recovered = sum(self.counts.values())
+            kept = report.total_bytes - report.dropped_bytes
+            share = kept / max(report.total_bytes, 1)
+            warnings.insert(
+                0,
+                f"truncated file: analysed the {recovered:,} complete events in the first "
+                f"{kept:,} of {report.total_bytes:,} bytes ({share:.1%})",
+            )
+        if report.repaired_batches:
+            warnings.append("control characters / invalid UTF-8 in the file were replaced")
+        if self.loose_batches:
+            warnings.append("some fields had unexpected types; they were read leniently")
+        distributed = header.get("distributedInfo") or {}
+        devices = _devices(header.get("deviceProperties"))
+        return TraceMeta(
+            path=path,
+            format="kineto",
+            schema="legacy" if _LEGACY & set(self.counts) else "current",
+            vendor=_vendor(header, devices, names, host),
+            devices=devices,
+            base_time_ns=_opt_int(header.get("baseTimeNanoseconds")),
+            profiler_span=self.span,
+            rank=_opt_int(distributed.get("rank")) if isinstance(distributed, dict) else None,
+            world_size=_opt_int(distributed.get("world_size"))
+            if isinstance(distributed, dict)
+            else None,
+            event_counts=dict(self.counts),
+            truncated=report.truncated,
+            warnings=tuple(warnings),
+            extra={k: v for k, v in header.items() if isinstance(v, (str, int, float))},
+        )
+
+
+def float_us_to_ns(us: Any) -> I64:
+    """µs floats → int64 ns, exact for |µs| < 2**43 (integer and fraction converted apart)."""
+    whole = np.floor(us)
+    frac_ns = np.rint((us - whole) * 1000.0).astype(np.int64)
+    result: I64 = whole.astype(np.int64) * 1000 + frac_ns
+    return result
+
+
+def _needs_exact(events: list[Any], text: bytes | bytearray) -> bool:
+    """True when timestamps are large epoch µs with fractions that a float cannot hold."""
+    if not events:
+        return False
+    biggest = max(abs(e.ts) for e in events)
+    if biggest < EXACT_LIMIT_US:
+        return False
+    return _has_fractional_ts(text)
+
+
+def _has_fractional_ts(text: bytes | bytearray) -> bool:
+    return re.search(rb'"ts"\s*:\s*-?\d+\.\d', text) is not None
+
+
+def _ints(values: list[Any]) -> I64:
+    """int64 column from ints, numeric strings ('0x0') or junk (-1)."""
+    try:
+        return np.array(values, np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return np.array([dec.as_int(v) for v in values], np.int64)
+
+
+def _external_ids(group: list[Any]) -> I64:
+    """`External id` (current schema) or `external id` (legacy), -1 when neither."""
+    current = np.array([e.args.external_id for e in group], np.int64)
+    legacy = np.array([e.args.legacy_external_id for e in group], np.int64)
+    return np.where(current != -1, current, legacy)
+
+
+def _device(event: Any) -> int:
+    device: int = event.args.device
+    if device >= 0:
+        return device
+    return event.pid if type(event.pid) is int and 0 <= event.pid < 2**31 else -1
+
+
+def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
+    args = dec.loose_args(event.args)
+    clean = dec.Args(
+        correlation=dec.as_int(args.correlation),
+        external_id=dec.as_int(args.external_id),
+        legacy_external_id=dec.as_int(args.legacy_external_id),
+        stream=dec.as_int(args.stream),
+        device=max(-1, min(dec.as_int(args.device), 2**31 - 1)),
+        bytes=dec.as_int(args.bytes),
+    )
+    dur = event.dur if isinstance(event.dur, (int, float)) else dec.as_int(event.dur)
+    return dec.LooseEvent(
+        ph=dec.as_str(event.ph),
+        cat=dec.as_str(event.cat),
+        name=dec.as_str(event.name),
+        pid=dec.as_int(event.pid),
+        tid=dec.as_int(event.tid),
+        ts=event.ts if isinstance(event.ts, (int, float, str)) else 0,
+        dur=float(dur) if dur is not None and abs(dur) < 2**62 else 0.0,
+        id=dec.as_int(event.id),
+        args=clean,
+    )
+
+
+def _concat(table: Any, parts: list[dict[str, Any]]) -> Any:
+    if not parts:
+        return table.empty()
+    columns = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    return table(**columns)
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _devices(properties: Any) -> tuple[Device, ...]:
+    if not isinstance(properties, list):
+        return ()
+    devices = []
+    for entry in properties:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), int):
+            devices.append(Device(entry["id"], dec.as_str(entry.get("name")), dict(entry)))
+    return tuple(devices)
+
+
+def _vendor(
+    header: dict[str, Any], devices: tuple[Device, ...], names: tuple[str, ...], host: HostCalls
+) -> str:
+    if any(k in header for k in ("roctracer_version", "hip_runtime_version", "hip_driver_version")):
+        return "amd"
+    if any(k in header for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version")):
+        return "nvidia"
+    if any(d.properties.get("warpSize") == 64 for d in devices):
+        return "amd"
+    api = {names[i][:3] for i in np.unique(host.name)}
+    if "hip" in api:
+        return "amd"
+    if api & {"cud", "cuL", "cuM", "cuS", "cuE", "cuG"}:
+        return "nvidia"
+    if any(d.name.startswith(("NVIDIA", "Tesla", "A100", "H100")) for d in devices):
+        return "nvidia"
+    return "unknown"
