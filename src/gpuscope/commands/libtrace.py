@@ -1,17 +1,42 @@
-"""`gpuscope libtrace` (being built in this session)."""
+"""`gpuscope libtrace`: rebuild library_trace.csv from library logs or run directories."""
 
 from __future__ import annotations
 
 import argparse
 
-HELP = "libtrace (not built yet)"
+HELP = "rebuild library_trace.csv from library logs (rocBLAS, hipBLASLt, MIOpen, NCCL, cuBLAS, …)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument(
+        "paths", nargs="+", metavar="LOG_OR_RUN_DIR",
+        help="library log files and/or `gpuscope run` directories",
+    )  # fmt: skip
+    parser.add_argument(
+        "-o", "--output", default="library_trace.csv", metavar="CSV",
+        help="CSV to write (default: library_trace.csv)",
+    )  # fmt: skip
+    parser.add_argument("--jobid", default="0", help="value of the jobid column (default: 0)")
+    parser.add_argument("--model", default="", help="value of the model column")
 
 
 def main(args: argparse.Namespace) -> int:
-    from gpuscope.errors import GpuscopeError
+    import datetime as dt
+    import sys
+    from pathlib import Path
 
-    raise GpuscopeError("gpuscope libtrace is not built yet")
+    from gpuscope.errors import InputError
+    from gpuscope.libtrace.rebuild import calls_from_paths
+    from gpuscope.libtrace.table import aggregate, write_csv
+
+    warnings: list[str] = []
+    calls = calls_from_paths([Path(p) for p in args.paths], warnings)
+    for warning in dict.fromkeys(warnings):
+        print(f"warning: {warning}", file=sys.stderr)
+    if not calls:
+        raise InputError(f"no library calls found in {', '.join(args.paths)}")
+    now = dt.datetime.now(dt.timezone.utc)
+    out = write_csv(Path(args.output), calls, jobid=args.jobid, model=args.model, now=now)
+    rows = aggregate(calls)
+    print(f"wrote {out}: {len(rows)} configs, {sum(r.calls for r in rows)} calls")
+    return 0

@@ -1,0 +1,69 @@
+"""Rebuild library_trace.csv from logs after the fact (`gpuscope libtrace`), e.g. when gpuscope
+itself was killed before its teardown wrote the CSV.
+
+A run directory is read through the tracers' own log-file names; any other file (or, in a directory
+holding none of those names, every `.log`/`.txt`/`.out`/`.err`/`.yaml` file) is given to every
+parser: their records cannot be mistaken for one another. NCCL and RCCL share one log format:
+a log is labelled rccl when it shows RCCL's banner or its `globalrank` suffix.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpuscope.errors import InputError
+from gpuscope.libtrace.call import LibraryCall
+from gpuscope.libtrace.collect import parse_file
+from gpuscope.libtrace.nccl import looks_like_rccl
+from gpuscope.libtrace.tracers import STREAM_FILES, TRACERS, Tracer
+
+_COLLECTIVE_TOOLS = ("rccl_trace", "nccl_trace")
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".yaml", ".stdout", ".stderr")
+
+
+def calls_from_paths(paths: Iterable[Path], warnings: list[str]) -> list[LibraryCall]:
+    """Every call logged in these run directories and log files."""
+    calls: list[LibraryCall] = []
+    for path in paths:
+        if path.is_dir():
+            calls.extend(_from_run_dir(path, warnings))
+        elif path.is_file():
+            for tr in _tracers_for(path):
+                calls.extend(parse_file(path, tr, warnings))
+        else:
+            raise InputError(f"{path}: no such file or directory (expected a log or a run dir)")
+    return calls
+
+
+def _from_run_dir(run_dir: Path, warnings: list[str]) -> list[LibraryCall]:
+    """A run directory's known log files; in any other directory, every file in it."""
+    files = sorted({p for tr in TRACERS.values() for p in tr.log_files(run_dir)})
+    if not files:
+        files = sorted(p for p in run_dir.iterdir() if p.is_file() and p.suffix in _LOG_SUFFIXES)
+    calls: list[LibraryCall] = []
+    for path in files:
+        for tr in _tracers_for(path):
+            calls.extend(parse_file(path, tr, warnings))
+    return calls
+
+
+def _tracers_for(path: Path) -> list[Tracer]:
+    """The tracers whose log-file name matches `path`, or every tracer for an unknown name."""
+    named = [tr for tr in TRACERS.values() if _matches(tr, path.name)]
+    candidates = named or list(TRACERS.values())
+    if any(tr.tool in _COLLECTIVE_TOOLS for tr in candidates):
+        drop = "nccl_trace" if _is_rccl(path) else "rccl_trace"
+        candidates = [tr for tr in candidates if tr.tool != drop]
+    return candidates
+
+
+def _matches(tr: Tracer, name: str) -> bool:
+    patterns = tr.logs + tuple(STREAM_FILES[s] for s in tr.streams)
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def _is_rccl(path: Path) -> bool:
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return any(looks_like_rccl(line) for line in handle)
