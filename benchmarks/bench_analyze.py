@@ -1,0 +1,249 @@
+"""Speed and memory of `gpuscope analyze` on large real-structured traces (not a timed test).
+
+For each size (the recorded decode trace repeated ×N by `make_big_trace.py`) this runs, each as
+its own process, measured from outside with `os.wait4` (wall time and that process's peak RSS):
+
+- `gpuscope analyze FILE --json OUT`                        — what a user runs;
+- `benchmarks/_decode_floor.py FILE`                        — read + ONE msgspec typed decode:
+                                                              the parsing floor;
+- `benchmarks/_hta_load.py FILE` in HolisticTraceAnalysis's own venv, when one is given.
+
+Prints a Markdown table (the one in docs/performance.md) and writes every sample as JSON.
+
+    python benchmarks/bench_analyze.py --copies 10 100 --repeat 3 \\
+        --hta-python /tmp/hta-venv/bin/python --delete-after 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DATA = REPO / "bench-data"
+KERNELS_PER_COPY = 7160  # kernels in llama_decode_h200.json.gz (see tests/data/golden)
+
+
+@dataclass
+class Sample:
+    wall_s: float
+    peak_rss_mb: float
+    rc: int
+    tail: str
+
+
+@dataclass
+class Tool:
+    """One measured command over several repeats."""
+
+    samples: list[Sample] = field(default_factory=list)
+    skipped: str = ""
+
+    @property
+    def ok(self) -> list[Sample]:
+        return [s for s in self.samples if s.rc == 0]
+
+    def median(self, key: str) -> float | None:
+        values = [getattr(s, key) for s in self.ok]
+        return statistics.median(values) if values else None
+
+
+def measure(argv: list[str], timeout_s: float) -> Sample:
+    """Run `argv` as its own process; wall time and its own peak RSS (wait4 rusage)."""
+    with tempfile.TemporaryFile() as log:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+        rc, rusage = _wait(process, start + timeout_s)
+        wall = time.perf_counter() - start
+        log.seek(0)
+        tail = log.read().decode("utf-8", "replace")[-600:]
+    return Sample(round(wall, 3), round(rusage.ru_maxrss / 1024, 1), rc, tail)
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, Any]:
+    while True:
+        pid, status, rusage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return process.returncode, rusage
+        if time.perf_counter() > deadline:
+            process.kill()
+        time.sleep(0.01)
+
+
+def machine() -> dict[str, Any]:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if "model name" in line),
+        platform.processor(),
+    )
+    mem = next((line.split()[1] for line in _lines("/proc/meminfo") if "MemTotal" in line), "0")
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(int(mem) / 2**20, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "msgspec": _version("msgspec"),
+        "numpy": _version("numpy"),
+        "gpuscope_commit": _git_sha(),
+    }
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError:
+        return []
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "absent"
+
+
+def _git_sha() -> str:
+    result = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    )
+    return result.stdout.strip() or "unknown"
+
+
+def big_trace(copies: int) -> Path:
+    path = DATA / f"llama_decode_h200_x{copies}.json"
+    if not path.exists():
+        subprocess.run([sys.executable, str(HERE / "make_big_trace.py"), str(copies)], check=True)
+    return path
+
+
+def commands(path: Path, out: Path, hta_python: str | None) -> dict[str, list[str] | None]:
+    gpuscope = [sys.executable, "-m", "gpuscope", "analyze", str(path), "--json", str(out)]
+    floor = [sys.executable, str(HERE / "_decode_floor.py"), str(path)]
+    hta = [hta_python, str(HERE / "_hta_load.py"), str(path)] if hta_python else None
+    return {"gpuscope": gpuscope, "decode_floor": floor, "hta": hta}
+
+
+def run_size(copies: int, options: argparse.Namespace) -> dict[str, Any]:
+    path = big_trace(copies)
+    out = DATA / f"analysis_x{copies}.json"
+    hta_python = options.hta_python if copies <= options.hta_max_copies else None
+    tools = {name: Tool() for name in ("gpuscope", "decode_floor", "hta")}
+    load = os.getloadavg()
+    for _ in range(options.repeat):
+        for name, argv in commands(path, out, hta_python).items():
+            if argv is None:
+                continue
+            sample = measure(argv, options.timeout)
+            tools[name].samples.append(sample)
+            print(f"x{copies} {name}: {sample.wall_s} s, {sample.peak_rss_mb} MB, rc {sample.rc}")
+    if hta_python is None:
+        tools["hta"].skipped = _hta_skip_reason(copies, options)
+    row = {
+        "copies": copies,
+        "file_mb": round(path.stat().st_size / 1e6, 1),
+        "load_before": [round(x, 2) for x in load],
+        "kernels": _kernel_count(out),
+        "tools": {
+            k: {"samples": [asdict(s) for s in t.samples], "skipped": t.skipped}
+            for k, t in tools.items()
+        },
+    }
+    row["summary"] = _summary(row, tools)
+    if options.delete_after is not None and copies >= options.delete_after:
+        path.unlink()
+    return row
+
+
+def _hta_skip_reason(copies: int, options: argparse.Namespace) -> str:
+    if not options.hta_python:
+        return "no --hta-python given"
+    return f"not run above x{options.hta_max_copies} (--hta-max-copies)"
+
+
+def _kernel_count(out: Path) -> int | None:
+    try:
+        count: int = json.loads(out.read_text())["kernels"]["count"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return count
+
+
+def _summary(row: dict[str, Any], tools: dict[str, Tool]) -> dict[str, Any]:
+    wall = {name: tool.median("wall_s") for name, tool in tools.items()}
+    rss = {name: tool.median("peak_rss_mb") for name, tool in tools.items()}
+    analyze, floor = wall["gpuscope"], wall["decode_floor"]
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": rss,
+        "ms_per_mb": {k: _per_mb(v, row["file_mb"]) for k, v in wall.items()},
+        "analyze_over_floor": round(analyze / floor, 2) if analyze and floor else None,
+    }
+
+
+def _per_mb(seconds: float | None, mb: float) -> float | None:
+    return round(1000 * seconds / mb, 2) if seconds is not None else None
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| trace | MB | kernels | analyze s | analyze ms/MB | analyze peak RSS MB "
+        "| decode floor s | floor ms/MB | floor RSS MB | analyze / floor "
+        "| HTA load s | HTA RSS MB |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [head]
+    for row in rows:
+        s = row["summary"]
+        cells = [
+            f"×{row['copies']}",
+            row["file_mb"],
+            row["kernels"],
+            s["wall_s"]["gpuscope"],
+            s["ms_per_mb"]["gpuscope"],
+            s["peak_rss_mb"]["gpuscope"],
+            s["wall_s"]["decode_floor"],
+            s["ms_per_mb"]["decode_floor"],
+            s["peak_rss_mb"]["decode_floor"],
+            s["analyze_over_floor"],
+            s["wall_s"]["hta"] if s["wall_s"]["hta"] is not None else "—",
+            s["peak_rss_mb"]["hta"] if s["peak_rss_mb"]["hta"] is not None else "—",
+        ]
+        lines.append("| " + " | ".join("—" if c is None else str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per command")
+    parser.add_argument("--hta-python", help="python of a venv with HolisticTraceAnalysis")
+    parser.add_argument("--hta-max-copies", type=int, default=10)
+    parser.add_argument("--delete-after", type=int, help="delete trace files of ≥ this many copies")
+    parser.add_argument("--results", type=Path, default=DATA / "bench_analyze.json")
+    options = parser.parse_args(argv)
+    rows = [run_size(copies, options) for copies in options.copies]
+    result = {"schema": "gpuscope.bench-analyze/1", "machine": machine(), "sizes": rows}
+    options.results.parent.mkdir(parents=True, exist_ok=True)
+    options.results.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["machine"]))
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
