@@ -1,0 +1,237 @@
+"""`Sampler`: a background thread that samples GPU power or VRAM at a fixed rate into a CSV."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from gpuscope.errors import ConfigError, ToolError
+from gpuscope.samplers.backends import Backend, open_backend
+from gpuscope.samplers.backends.base import PowerReading, VramReading
+from gpuscope.samplers.clock import Clock, SystemClock
+from gpuscope.samplers.csvout import SamplerCsv
+from gpuscope.samplers.schedule import deadline, next_slot
+
+Kind = Literal["power", "vram"]
+
+
+@dataclass
+class SamplerStats:
+    """How the schedule went: scheduled samples taken, slots skipped, lateness (ns)."""
+
+    samples: int = 0
+    marks: int = 0
+    skipped_slots: int = 0
+    read_errors: int = 0
+    max_late_ns: int = 0
+    last_late_ns: int = 0
+    last_slot: int = 0
+
+
+@dataclass(frozen=True)
+class _Mark:
+    label: str
+    monotonic_ns: int
+    time_ns: int
+
+
+class Sampler:
+    """Sample `kind` ("power" or "vram") of `devices` every `rate_s` seconds into `out_csv`.
+
+    A context manager: `__enter__` opens the backend (ToolError saying what to install when none
+    works), writes the header and starts the thread; `__exit__` stops it and closes the file.
+    Sample k is taken at start + k·rate_s on the monotonic clock (no drift); a slot missed while
+    a slow read was in progress is skipped. Each row is flushed when written. `mark(label)`
+    writes a row at once, stamped with the time of the call.
+
+        >>> with Sampler("power", run_dir / "gpu_info_power_profiler_output.csv") as s:
+        ...     s.mark("workload_start"); run_workload(); s.mark("workload_end")
+
+    `devices` is "all" or a comma list ("0,2") of the backend's indices (nvidia-smi / amd-smi
+    order). With "all", power devices that report no power (the secondary die of an MI250 GCD
+    pair, whose primary die reports the package) are left out, as madengine does. `dual_gcd`
+    (madengine's POWER_DUAL_GCD) requires exactly two devices. `backend` is auto, nvml, amdsmi,
+    rocm-smi, fake, or a Backend object; `clock` is injected by tests.
+    """
+
+    def __init__(
+        self,
+        kind: Kind,
+        out_csv: Path,
+        *,
+        devices: str = "all",
+        rate_s: float = 0.1,
+        backend: str | Backend = "auto",
+        dual_gcd: bool = False,
+        clock: Clock | None = None,
+    ) -> None:
+        if kind not in ("power", "vram"):
+            raise ConfigError(f"unknown sampler kind {kind!r}: expected power or vram")
+        if not rate_s > 0:
+            raise ConfigError(f"sampling rate {rate_s!r} s: expected a positive number of seconds")
+        self.kind: Kind = kind
+        self.out_csv = Path(out_csv)
+        self.device_spec = devices
+        self.rate_s = rate_s
+        self.dual_gcd = dual_gcd
+        self.devices: list[int] = []
+        self.warnings: list[str] = []
+        self.stats = SamplerStats()
+        self._backend_spec = backend
+        self._backend: Backend | None = None
+        self._clock: Clock = clock or SystemClock()
+        self._period_ns = max(1, round(rate_s * 1e9))
+        self._start_ns = 0
+        self._csv: SamplerCsv | None = None
+        self._marks: deque[_Mark] = deque()
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Sampler:
+        self.open()
+        self._thread = threading.Thread(target=self.run, name=f"gpuscope-{self.kind}-sampler")
+        self._thread.daemon = True
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Open the backend, choose the devices, write the header, start the schedule."""
+        backend = self._backend_spec
+        self._backend = open_backend(backend) if isinstance(backend, str) else backend
+        try:
+            self.devices = self._choose_devices(self._backend)
+            self._csv = SamplerCsv(self.out_csv, self.kind, self.devices)
+        except BaseException:
+            self._backend.close()
+            raise
+        self._start_ns = self._clock.monotonic_ns()
+
+    def mark(self, label: str) -> None:
+        """Record an event (e.g. workload_start): a row stamped now, written by the sampler."""
+        self._marks.append(_Mark(label, self._clock.monotonic_ns(), self._clock.time_ns()))
+        self._wake.set()
+
+    def run(self, until_ns: int | None = None) -> None:
+        """The sampling loop (the thread's body; tests call it with a fake clock and `until_ns`)."""
+        slot = 0
+        while not self._stop:
+            due = deadline(self._start_ns, self._period_ns, slot)
+            now = self._clock.monotonic_ns()
+            if until_ns is not None and due > until_ns:
+                break
+            woken = self._clock.wait(self._wake, due - now)
+            if woken:
+                self._wake.clear()
+                self._write_marks()
+                continue
+            now = self._clock.monotonic_ns()
+            if now < due:  # woke early (timer slack): wait again
+                continue
+            self._sample(slot, now)
+            slot = self._advance(slot)
+
+    def close(self) -> None:
+        """Stop the thread, write pending marks, close the file and the backend."""
+        self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        if self._csv is not None:
+            self._write_marks()
+            self._csv.close()
+            self._csv = None
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def _choose_devices(self, backend: Backend) -> list[int]:
+        count = backend.device_count()
+        devices = parse_devices(self.device_spec, count)
+        if self.kind == "power" and self.device_spec == "all":
+            devices = self._drop_powerless(backend, devices)
+        if self.dual_gcd and len(devices) != 2:
+            raise ToolError(
+                f"dual-GCD sampling needs exactly 2 GPUs, {backend.name} shows {len(devices)}: "
+                "set POWER_DUAL_GCD/VRAM_DUAL_GCD to false or expose one MI250 (2 GCDs)"
+            )
+        return devices
+
+    def _drop_powerless(self, backend: Backend, devices: list[int]) -> list[int]:
+        readings = backend.power(devices)
+        kept = [d for d, r in zip(devices, readings, strict=True) if r.watts is not None]
+        if not kept:
+            self.warnings.append(f"{backend.name}: no GPU reports its power")
+            return devices
+        for d in sorted(set(devices) - set(kept)):
+            self.warnings.append(
+                f"GPU{d} reports no power (secondary die: its package's power is on another GPU); "
+                "left out of the power CSV"
+            )
+        return kept
+
+    def _sample(self, slot: int, now_ns: int) -> None:
+        late = now_ns - deadline(self._start_ns, self._period_ns, slot)
+        self.stats.samples += 1
+        self.stats.last_late_ns = late
+        self.stats.max_late_ns = max(self.stats.max_late_ns, late)
+        self.stats.last_slot = slot
+        self._write_row(self._clock.time_ns(), now_ns, "")
+
+    def _advance(self, slot: int) -> int:
+        following = next_slot(self._start_ns, self._period_ns, self._clock.monotonic_ns(), slot)
+        self.stats.skipped_slots += following - slot - 1
+        return following
+
+    def _write_marks(self) -> None:
+        while self._marks:
+            mark = self._marks.popleft()
+            self.stats.marks += 1
+            self._write_row(mark.time_ns, mark.monotonic_ns, mark.label)
+
+    def _write_row(self, time_ns: int, monotonic_ns: int, label: str) -> None:
+        if self._csv is None:
+            return
+        self._csv.row(time_ns, monotonic_ns, self._read(), label)
+
+    def _read(self) -> list[PowerReading] | list[VramReading] | None:
+        assert self._backend is not None
+        try:
+            if self.kind == "power":
+                return self._backend.power(self.devices)
+            return self._backend.vram(self.devices)
+        # Any error of a vendor library (GPU lost, driver reset) must not end the sampling
+        # thread: the row keeps its timestamps with empty values, and the error is reported.
+        except Exception as error:
+            self.stats.read_errors += 1
+            note = f"{self._backend.name} {self.kind} read failed: {error}"
+            if note not in self.warnings:
+                self.warnings.append(note)
+            return None
+
+
+def parse_devices(spec: str, count: int) -> list[int]:
+    """ "all" → every device; "0,2" → [0, 2]; ToolError for an index the backend does not have."""
+    if spec.strip().lower() == "all":
+        return list(range(count))
+    try:
+        devices = [int(part) for part in spec.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"device list {spec!r}: expected all, 0 or 0,1,2") from None
+    missing = [d for d in devices if not 0 <= d < count]
+    if missing or not devices:
+        raise ToolError(f"device list {spec!r}: this machine has GPUs 0..{count - 1}")
+    return list(dict.fromkeys(devices))
