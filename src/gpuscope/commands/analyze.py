@@ -1,17 +1,134 @@
-"""`gpuscope analyze` (being built in this session)."""
+"""`gpuscope analyze TRACE...`: where the GPU time goes, with findings and integrity flags."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
 
-HELP = "analyze (not built yet)"
+HELP = "analyze PyTorch profiler (Kineto / Chrome-trace JSON) traces"
+SET_SCHEMA = "gpuscope.analysis-set/1"
+PROGRESS_MIN_BYTES = 16 << 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument("traces", nargs="+", metavar="TRACE", help=".json or .json.gz trace")
+    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--md", metavar="FILE", help="write the report as Markdown")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument("--top", type=int, default=15, metavar="N", help="top kernels (15)")
+    parser.add_argument(
+        "--categories", metavar="FILE", help="extra kernel category rules (JSON, tried first)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no terminal report (files only)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
-    from gpuscope.errors import GpuscopeError
+    from gpuscope.analysis.categories import load_rules
+    from gpuscope.errors import GpuscopeError, InputError
 
-    raise GpuscopeError("gpuscope analyze is not built yet")
+    if args.top < 1:
+        raise InputError(f"--top {args.top}: expected a positive number of kernels")
+    rules = load_rules(args.categories)
+    reports: list[dict[str, Any]] = []
+    failed = 0
+    for path in args.traces:
+        try:
+            reports.append(_analyze_one(path, rules, args.top))
+        except GpuscopeError as error:
+            if len(args.traces) == 1:
+                raise
+            print(f"error: {error}", file=sys.stderr)
+            failed += 1
+    _emit(reports, args)
+    return 2 if failed else 0
+
+
+def _analyze_one(path: str, rules: Any, top: int) -> dict[str, Any]:
+    from gpuscope.analysis.report import analyze
+    from gpuscope.errors import InputError
+    from gpuscope.trace.registry import read_trace
+
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory; expected a trace file (.json or .json.gz)")
+    with _progress(path) as progress:
+        trace = read_trace(path, progress)
+    for warning in trace.meta.warnings:
+        print(f"warning: {path}: {warning}", file=sys.stderr)
+    return analyze(trace, rules, top).to_dict()
+
+
+def _emit(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    if not reports:
+        return
+    if args.json:
+        import msgspec
+
+        data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
+        _write(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
+    if args.md:
+        from gpuscope.report.markdown import render_markdown
+
+        _write(args.md, render_markdown(reports).encode())
+    if args.html:
+        from gpuscope.report.html import render_html
+
+        _write(args.html, render_html(reports).encode())
+    if not args.quiet:
+        from rich.console import Console
+
+        from gpuscope.report.terminal import render_terminal
+
+        render_terminal(reports, Console(highlight=False))
+
+
+def _write(target: str, data: bytes) -> None:
+    """Write whole or not at all: a temp file renamed over the target."""
+    from gpuscope.errors import InputError
+
+    path = Path(target)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        temp.write_bytes(data)
+        temp.replace(path)
+    except OSError as error:
+        raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
+
+
+class _progress:
+    """A progress bar on stderr for large files when stderr is a terminal; else nothing."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        try:
+            big = os.path.getsize(self.path) >= PROGRESS_MIN_BYTES
+        except OSError:
+            big = False
+        if not (big and sys.stderr.isatty()):
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.bar.start()
+        task = self.bar.add_task(f"reading {Path(self.path).name}", total=None)
+        return lambda done, total: self.bar.update(task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

@@ -14,6 +14,7 @@ before the cut.
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ BLOCK = 4 << 20  # compressed bytes read at a time
 BATCH = 16 << 20  # decompressed bytes decoded at a time
 _MAX_HEADER = 256 << 20
 _WS = b" \t\r\n"
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _CONTROL_TO_SPACE = bytes(range(256)).maketrans(bytes(range(32)), b" " * 32)
 
 Progress = Callable[[int, int], None]
@@ -180,9 +182,10 @@ class EventStream:
             cut = _last_boundary(buf, start, hi, final)
             if cut < 0:
                 break
-            events = self._decode_span(memoryview(buf)[start : cut + 1])
-            if events is not None:
-                return events, buf[cut + 1 :]
+            decoded = self._decode_span(buf, start, cut + 1)
+            if decoded is not None:
+                events, end = decoded
+                return events, buf[end:]
             hi = cut
         if not final and len(buf) < 4 * BATCH:
             return [], buf  # no boundary yet: wait for more bytes
@@ -190,16 +193,26 @@ class EventStream:
             return [], buf[start:]
         raise ReaderError(f"could not split the event array near byte {self.report.total_bytes}")
 
-    def _decode_span(self, span: memoryview) -> list[Any] | None:
+    def _decode_span(
+        self, buf: bytes, start: int, end: int, nested: bool = False
+    ) -> tuple[list[Any], int] | None:
+        """Decode buf[start:end] as events; (events, where they end in buf) or None."""
         text = bytearray(b"[")
-        text += span
+        text += memoryview(buf)[start:end]
         text += b"]"
         try:
-            return self.decode(text)
+            return self.decode(text), end
         except UnicodeDecodeError:
             pass
         except msgspec.DecodeError as error:
-            if "invalid character" not in str(error):
+            message = str(error)
+            closed = _TRAILING.search(message)
+            if closed and nested:
+                return None
+            if closed:  # the array closed inside the span: decode up to its `]`
+                bracket = buf.rfind(b"]", start, start + int(closed.group(1)))
+                return self._decode_span(buf, start, bracket, nested=True) if bracket > 0 else None
+            if "invalid character" not in message:
                 return None  # a wrong cut, not damage: the caller tries an earlier one
         repaired = bytes(text).translate(_CONTROL_TO_SPACE)
         repaired = repaired.decode("utf-8", "replace").encode("utf-8")
@@ -210,7 +223,7 @@ class EventStream:
         except (msgspec.DecodeError, UnicodeDecodeError):
             return None
         self.report.repaired_batches += 1
-        return events
+        return events, end
 
     def _finish(self, rest: bytes, truncated: bool) -> None:
         tail = rest.lstrip()

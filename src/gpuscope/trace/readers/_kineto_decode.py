@@ -19,7 +19,7 @@ class Args(msgspec.Struct, frozen=True, gc=False):
     legacy_external_id: int = msgspec.field(default=-1, name="external id")
     stream: int | str = -1
     device: int = -1
-    bytes: int = -1
+    bytes: int | str = -1  # ROCm runtime calls write "bytes": "9216"
 
 
 class LooseArgs(msgspec.Struct):

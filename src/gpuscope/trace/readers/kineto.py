@@ -168,7 +168,7 @@ class _Builder:
         cols["stream"] = _ints([e.args.stream for e in group])
         cols["correlation"] = np.array([e.args.correlation for e in group], np.int64)
         cols["external_id"] = _external_ids(group)
-        cols["bytes"] = np.array([e.args.bytes for e in group], np.int64)
+        cols["bytes"] = _ints([e.args.bytes for e in group])
         self.parts["gpu"].append(cols)
 
     def _add_host(self, driver: int, group: list[Any]) -> None:

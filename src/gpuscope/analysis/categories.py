@@ -1,0 +1,155 @@
+"""Kernel categories from rules kept as data (`gpuscope/data/categories.json`, user-extensible).
+
+A kernel is classified by its own name (vendor-aware rules: NVIDIA and AMD kernel families),
+falling back to the CPU operator that launched it (linked by External id), so that categories line
+up across vendors. Names are classified once each, not once per kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpuscope.errors import ConfigError
+from gpuscope.trace.model import I32, KERNEL, MEMCPY, MEMSET, OP, Trace
+
+CATEGORIES = (
+    "gemm",
+    "attention",
+    "convolution",
+    "normalization",
+    "elementwise",
+    "reduction",
+    "softmax",
+    "memcpy",
+    "memset",
+    "communication",
+    "other",
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    category: str
+    pattern: re.Pattern[str]
+    vendor: str = "any"
+
+
+@dataclass(frozen=True)
+class Rules:
+    kernel: tuple[Rule, ...]
+    op: tuple[Rule, ...]
+
+    def classify_kernel(self, name: str, vendor: str) -> str | None:
+        for rule in self.kernel:
+            applies = rule.vendor in ("any", vendor) or vendor == "unknown"
+            if applies and rule.pattern.search(name):
+                return rule.category
+        return None
+
+    def classify_op(self, name: str) -> str | None:
+        for rule in self.op:
+            if rule.pattern.search(name):
+                return rule.category
+        return None
+
+
+def load_rules(extra: str | Path | None = None) -> Rules:
+    """The packaged rules, with those of `extra` (a JSON file of the same layout) tried first."""
+    text = resources.files("gpuscope").joinpath("data/categories.json").read_text("utf-8")
+    base = _parse(json.loads(text), "gpuscope/data/categories.json")
+    if extra is None:
+        return base
+    path = Path(extra)
+    try:
+        user = _parse(json.loads(path.read_text("utf-8")), str(path))
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{path}: cannot read category rules ({error})") from None
+    return Rules(user.kernel + base.kernel, user.op + base.op)
+
+
+def _parse(data: Any, source: str) -> Rules:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a JSON object with kernel_rules and/or op_rules")
+    return Rules(
+        tuple(_rule(r, source) for r in data.get("kernel_rules", [])),
+        tuple(_rule(r, source) for r in data.get("op_rules", [])),
+    )
+
+
+def _rule(entry: Any, source: str) -> Rule:
+    if not isinstance(entry, dict) or entry.get("category") not in CATEGORIES:
+        raise ConfigError(
+            f"{source}: each rule needs a category (one of {', '.join(CATEGORIES)}) and a "
+            f"pattern; got {entry!r}"
+        )
+    try:
+        pattern = re.compile(str(entry["pattern"]), re.IGNORECASE)
+    except (KeyError, re.error) as error:
+        raise ConfigError(f"{source}: bad pattern in rule {entry!r} ({error})") from None
+    return Rule(entry["category"], pattern, str(entry.get("vendor", "any")).lower())
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Category index (into CATEGORIES) per GPU op, and how each kernel was classified."""
+
+    category: I32  # per row of trace.gpu
+    by_parent_op: int  # kernels classified through their launching CPU op
+    unclassified: int  # kernels left in "other"
+
+
+def classify(trace: Trace, rules: Rules) -> Classification:
+    gpu = trace.gpu
+    category = np.full(len(gpu), CATEGORIES.index("other"), np.int32)
+    category[gpu.kind == MEMCPY] = CATEGORIES.index("memcpy")
+    category[gpu.kind == MEMSET] = CATEGORIES.index("memset")
+    kernels = np.flatnonzero(gpu.kind == KERNEL)
+    names, inverse = np.unique(gpu.name[kernels], return_inverse=True)
+    by_name = np.array(
+        [_index(rules.classify_kernel(trace.names[n], trace.meta.vendor)) for n in names], np.int32
+    )
+    kernel_category = by_name[inverse] if len(names) else np.zeros(0, np.int32)
+    unknown = kernel_category < 0
+    parent = _parent_categories(trace, rules, gpu.external_id[kernels[unknown]])
+    by_parent = int((parent >= 0).sum())
+    kernel_category[unknown] = np.where(parent >= 0, parent, CATEGORIES.index("other"))
+    category[kernels] = kernel_category
+    left = int(unknown.sum()) - by_parent
+    return Classification(category, by_parent, left)
+
+
+def _index(category: str | None) -> int:
+    return CATEGORIES.index(category) if category is not None else -1
+
+
+def parent_ops(trace: Trace, external_ids: Any) -> I32:
+    """Name index of the CPU operator with each External id (-1 when there is none)."""
+    result = np.full(len(external_ids), -1, np.int32)
+    ops = trace.ops
+    is_op = (ops.kind == OP) & (ops.external_id >= 0)
+    if len(external_ids) == 0 or not is_op.any():
+        return result
+    op_ids, op_names = ops.external_id[is_op], ops.name[is_op]
+    order = np.argsort(op_ids, kind="stable")
+    op_ids, op_names = op_ids[order], op_names[order]
+    pos = np.clip(np.searchsorted(op_ids, external_ids), 0, len(op_ids) - 1)
+    found = (op_ids[pos] == external_ids) & (external_ids >= 0)
+    result[found] = op_names[pos[found]]
+    return result
+
+
+def _parent_categories(trace: Trace, rules: Rules, external_ids: Any) -> I32:
+    """Category of the CPU op with each External id (-1 when none or unclassified)."""
+    parents = parent_ops(trace, external_ids)
+    lookup = np.full(len(trace.names) + 1, -1, np.int32)  # last slot: "no parent"
+    for name in np.unique(parents[parents >= 0]):
+        lookup[name] = _index(rules.classify_op(trace.names[name]))
+    result: I32 = lookup[parents]
+    return result

@@ -1,0 +1,111 @@
+"""Integrity flags: what makes a number unreliable for this particular trace."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.trace.model import KERNEL
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.report import Analysis
+
+
+def _flag(flag_id: str, message: str, affects: list[str]) -> dict[str, Any]:
+    return {"id": flag_id, "message": message, "affects": affects}
+
+
+def integrity(a: Analysis) -> list[dict[str, Any]]:
+    trace, launch, line = a.trace, a.launch, a.timeline
+    meta = trace.meta
+    flags = [
+        _flag("truncated" if w.startswith("truncated") else "reader-repair", w, ["all"])
+        for w in meta.warnings
+    ]
+    gpu_events = len(trace.gpu)
+    if gpu_events == 0:
+        flags.append(
+            _flag(
+                "no-gpu-events",
+                "the trace holds no kernels, memcpys or memsets (CPU-only trace, or GPU activity "
+                "was not recorded): device numbers are zero",
+                ["kernels", "gpu_busy_us", "categories", "launch"],
+            )
+        )
+    if launch.graph_kernels:
+        flags.append(
+            _flag(
+                "graph-replay",
+                f"{launch.graph_kernels:,} kernels were replayed by {launch.graph_launches:,} "
+                "graph launches: one launch runs many kernels, so per-kernel launch delay "
+                "excludes them and host launch cost is per graph",
+                ["launch"],
+            )
+        )
+    unlinked = launch.kernels - launch.linked
+    if launch.kernels and unlinked:
+        flags.append(
+            _flag(
+                "unlinked-kernels",
+                f"{unlinked:,} of {launch.kernels:,} kernels have no linked launch call: launch "
+                "delay and gap attribution cover only the linked ones",
+                ["launch", "gaps"],
+            )
+        )
+    if line.overlap_count:
+        flags.append(
+            _flag(
+                "same-stream-overlap",
+                f"{line.overlap_count:,} GPU ops overlap their predecessor on the same stream "
+                f"({line.overlap_clipped_ns / 1000:,.1f} µs); busy time counts the overlap once "
+                "(clipped), kernel time sums raw durations",
+                ["gpu_busy_us", "kernels"],
+            )
+        )
+    if gpu_events and meta.profiler_span is None:
+        flags.append(
+            _flag(
+                "window-cut",
+                "no profiler span in the trace (cut from a bigger one?): the window runs from the "
+                "first to the last event",
+                ["window_us", "sync"],
+            )
+        )
+    if not meta.devices:
+        flags.append(
+            _flag(
+                "no-metadata",
+                "no deviceProperties: device names and vendor come from event names only",
+                ["source"],
+            )
+        )
+    annotations = trace.gpu_annotations
+    if len(annotations):
+        total = int(annotations.dur.sum()) / 1000
+        flags.append(
+            _flag(
+                "annotations-excluded",
+                f"{len(annotations):,} gpu_user_annotation spans ({total:,.1f} µs) lie over "
+                "kernels and were excluded from busy time",
+                ["gpu_busy_us"],
+            )
+        )
+    if launch.negative_queue:
+        flags.append(
+            _flag(
+                "clock-skew",
+                f"{launch.negative_queue:,} kernels start before their launch call returns a "
+                "start time (host/device clock skew): their queue delay counts as 0",
+                ["launch"],
+            )
+        )
+    kernels = int((trace.gpu.kind == KERNEL).sum())
+    if kernels and a.classes.unclassified / kernels > 0.2:
+        flags.append(
+            _flag(
+                "many-unclassified",
+                f"{a.classes.unclassified:,} of {kernels:,} kernels match no category rule; "
+                "extend the rules with --categories",
+                ["categories", "gemm_share"],
+            )
+        )
+    return flags

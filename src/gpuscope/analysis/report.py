@@ -1,0 +1,144 @@
+"""`analyze(trace) -> Analysis`: run every analysis once; `Analysis.to_dict()` is the report.
+
+The dict (schema `gpuscope.analysis/1`) is what `--json` writes and what every renderer shows:
+renderers never compute. Times are int64 ns inside and µs floats in the dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpuscope.analysis import findings as findings_mod
+from gpuscope.analysis import integrity as integrity_mod
+from gpuscope.analysis._intervals import union_length
+from gpuscope.analysis.categories import (
+    Classification,
+    Rules,
+    classify,
+    load_rules,
+    parent_ops,
+)
+from gpuscope.analysis.hotspots import (
+    CopyKind,
+    KernelGroup,
+    category_totals,
+    copies,
+    kernel_groups,
+    memset_totals,
+)
+from gpuscope.analysis.launch import LaunchStats, Links, launch_stats, link
+from gpuscope.analysis.sync import SyncStats, sync_stats
+from gpuscope.analysis.timeline import Timeline, timeline
+from gpuscope.analysis.verdict import Verdict, verdict
+from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace.model import I32, OP, Trace
+from gpuscope.trace.registry import read_trace
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything computed about one trace. `findings` and `integrity` are plain dicts."""
+
+    trace: Trace
+    classes: Classification
+    parent_op: I32  # per row of trace.gpu: name index of the launching CPU op, -1 if none
+    groups: list[KernelGroup]
+    categories: dict[str, tuple[int, int]]
+    copies: dict[str, CopyKind]
+    memset: tuple[int, int, int]
+    links: Links
+    launch: LaunchStats
+    sync: SyncStats
+    timeline: Timeline
+    cpu_busy_ns: int
+    window_ns: int
+    verdict: Verdict
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    integrity: list[dict[str, Any]] = field(default_factory=list)
+    top: int = 15
+
+    @property
+    def kernel_ns(self) -> int:
+        return sum(g.total_ns for g in self.groups)
+
+    @property
+    def gemm_share(self) -> float:
+        total = self.kernel_ns
+        return self.categories["gemm"][1] / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        from gpuscope.analysis._serialize import analysis_dict
+
+        return analysis_dict(self)
+
+
+def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis:
+    """Analyse one trace. Example: `analyze(read_trace("trace.json.gz")).to_dict()`."""
+    rules = rules or load_rules()
+    classes = classify(trace, rules)
+    links = link(trace)
+    window = _window(trace)
+    sync = sync_stats(trace, window)
+    line = timeline(trace, links, sync)
+    launch = launch_stats(trace, links)
+    partial = Analysis(
+        trace=trace,
+        classes=classes,
+        parent_op=parent_ops(trace, trace.gpu.external_id),
+        groups=kernel_groups(trace, classes),
+        categories=category_totals(trace, classes),
+        copies=copies(trace),
+        memset=memset_totals(trace),
+        links=links,
+        launch=launch,
+        sync=sync,
+        timeline=line,
+        cpu_busy_ns=_cpu_busy(trace),
+        window_ns=window,
+        verdict=verdict(line, sync, window, trace),
+        top=top,
+    )
+    return Analysis(
+        **{
+            **partial.__dict__,
+            "findings": findings_mod.findings(partial),
+            "integrity": integrity_mod.integrity(partial),
+        }
+    )
+
+
+def analyze_file(
+    path: str | Path,
+    *,
+    categories: str | Path | None = None,
+    top: int = 15,
+    progress: Progress | None = None,
+) -> Analysis:
+    """Read a trace file and analyse it (`gpuscope.analyze`)."""
+    trace = read_trace(str(path), progress)
+    return analyze(trace, load_rules(categories), top)
+
+
+def _window(trace: Trace) -> int:
+    """The profiled window: the profiler's own span, else first to last event of any kind."""
+    if trace.meta.profiler_span is not None:
+        lo, hi = trace.meta.profiler_span
+        return hi - lo
+    starts = [t.start.min() for t in (trace.gpu, trace.host, trace.ops) if len(t)]
+    ends = [t.end.max() for t in (trace.gpu, trace.host, trace.ops) if len(t)]
+    return int(max(ends) - min(starts)) if starts else 0
+
+
+def _cpu_busy(trace: Trace) -> int:
+    """CPU operator time: the union of cpu_op intervals per thread, summed over threads."""
+    ops = trace.ops
+    chosen = ops.kind == OP
+    total = 0
+    for tid in np.unique(ops.tid[chosen]):
+        rows = chosen & (ops.tid == tid)
+        total += union_length(ops.start[rows], ops.end[rows])
+    return total

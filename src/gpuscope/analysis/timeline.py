@@ -1,0 +1,178 @@
+"""The device timeline: busy time (interval union per device), idle time, span, and the gaps
+between GPU work with what they were waiting on.
+
+Busy time counts kernels, memcpys and memsets; `gpu_user_annotation` spans lie over kernels and
+are never counted. Overlapping work on one stream (seen on ROCm and with programmatic dependent
+launch) is reported as clipped time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuscope.analysis._intervals import merge
+from gpuscope.analysis.launch import Links
+from gpuscope.analysis.sync import SyncStats
+from gpuscope.trace.model import I64, Trace
+
+MICRO_GAP_NS = 10_000  # gaps under 10 µs: launch-overhead scale ("micro"); others "macro"
+GAP_BINS_US = (0, 1, 2, 5, 10, 20, 50, 100, 1000)
+
+
+@dataclass(frozen=True)
+class DeviceTimeline:
+    device: int
+    busy_ns: int
+    span_ns: int
+    first_ns: int
+    last_ns: int
+
+    @property
+    def idle_ns(self) -> int:
+        return self.span_ns - self.busy_ns
+
+
+@dataclass(frozen=True)
+class Gaps:
+    count: int
+    total_ns: int
+    micro_count: int
+    micro_ns: int
+    histogram: list[tuple[float, float | None, int, int]]  # (lo µs, hi µs, count, ns)
+    attribution_ns: dict[str, int] = field(default_factory=dict)
+    attribution_count: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    devices: list[DeviceTimeline]
+    gaps: Gaps
+    overlap_clipped_ns: int
+    overlap_count: int
+
+    @property
+    def busy_ns(self) -> int:
+        return sum(d.busy_ns for d in self.devices)
+
+    @property
+    def span_ns(self) -> int:
+        if not self.devices:
+            return 0
+        return max(d.last_ns for d in self.devices) - min(d.first_ns for d in self.devices)
+
+    @property
+    def idle_ns(self) -> int:
+        return sum(d.idle_ns for d in self.devices)
+
+
+def timeline(trace: Trace, links: Links, sync: SyncStats) -> Timeline:
+    gpu = trace.gpu
+    devices: list[DeviceTimeline] = []
+    gap_lo: list[I64] = []
+    gap_hi: list[I64] = []
+    gap_next: list[I64] = []
+    for device in np.unique(gpu.device):
+        rows = np.flatnonzero(gpu.device == device)
+        start, end = gpu.start[rows], gpu.end[rows]
+        merged_start, merged_end = merge(start, end)
+        devices.append(
+            DeviceTimeline(
+                device=int(device),
+                busy_ns=int((merged_end - merged_start).sum()),
+                span_ns=int(merged_end[-1] - merged_start[0]),
+                first_ns=int(merged_start[0]),
+                last_ns=int(merged_end[-1]),
+            )
+        )
+        gap_lo.append(merged_end[:-1])
+        gap_hi.append(merged_start[1:])
+        gap_next.append(_first_row_at(rows, start, merged_start[1:]))
+    clipped, overlaps = _same_stream_overlap(trace)
+    gaps = _gaps(trace, links, sync, _cat(gap_lo), _cat(gap_hi), _cat(gap_next))
+    return Timeline(devices, gaps, clipped, overlaps)
+
+
+def _cat(parts: list[I64]) -> I64:
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _first_row_at(rows: I64, start: I64, times: I64) -> I64:
+    """The GPU op (row of trace.gpu) that starts each merged interval."""
+    order = np.argsort(start, kind="stable")
+    pos = np.searchsorted(start[order], times)
+    result: I64 = rows[order[np.clip(pos, 0, len(rows) - 1)]]
+    return result
+
+
+def _same_stream_overlap(trace: Trace) -> tuple[int, int]:
+    """Time by which ops on one (device, stream) overlap their predecessor, and how often."""
+    gpu = trace.gpu
+    if len(gpu) < 2:
+        return 0, 0
+    order = np.lexsort((gpu.start, gpu.stream, gpu.device))
+    device, stream = gpu.device[order], gpu.stream[order]
+    start, end = gpu.start[order], gpu.end[order]
+    same = (device[1:] == device[:-1]) & (stream[1:] == stream[:-1])
+    boundaries = np.flatnonzero(~same) + 1
+    clipped = 0
+    count = 0
+    for lo, hi in zip(np.r_[0, boundaries], np.r_[boundaries, len(order)], strict=True):
+        previous_end = np.maximum.accumulate(end[lo:hi])
+        overlap = previous_end[:-1] - start[lo + 1 : hi]
+        positive = overlap > 0
+        own = (end[lo + 1 : hi] - start[lo + 1 : hi])[positive]
+        count += int(positive.sum())
+        clipped += int(np.minimum(overlap[positive], own).sum())
+    return clipped, count
+
+
+def _gaps(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nxt: I64) -> Gaps:
+    length = hi - lo
+    histogram = []
+    for i, low in enumerate(GAP_BINS_US):
+        high = GAP_BINS_US[i + 1] if i + 1 < len(GAP_BINS_US) else None
+        inside = (length >= low * 1000) & (length < (high * 1000 if high is not None else 2**62))
+        upper = float(high) if high is not None else None
+        histogram.append((float(low), upper, int(inside.sum()), int(length[inside].sum())))
+    cause = _attribute(trace, links, sync, lo, hi, nxt)
+    attribution_ns = {name: int(length[cause == i].sum()) for i, name in enumerate(CAUSES)}
+    attribution_count = {name: int((cause == i).sum()) for i, name in enumerate(CAUSES)}
+    micro = length < MICRO_GAP_NS
+    return Gaps(
+        count=len(length),
+        total_ns=int(length.sum()),
+        micro_count=int(micro.sum()),
+        micro_ns=int(length[micro].sum()),
+        histogram=histogram,
+        attribution_ns=attribution_ns,
+        attribution_count=attribution_count,
+    )
+
+
+CAUSES = ("sync_drain", "host_wait", "kernel_wait", "unknown")
+
+
+def _attribute(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nxt: I64) -> I64:
+    """Why the device idled in each gap.
+
+    sync_drain: a blocking sync ended inside the gap — the host waited for the device to drain,
+    then had to launch new work. host_wait: the next op's launch call began after the gap began —
+    the device waited for the host. kernel_wait: the next op was already launched — it waited on a
+    dependency, an event or the launch queue. unknown: the next op has no linked launch.
+    """
+    cause = np.full(len(lo), CAUSES.index("unknown"), np.int64)
+    if len(lo) == 0:
+        return cause
+    host_index = links.host_index[nxt]
+    launched_at = np.where(host_index >= 0, trace.host.start[np.maximum(host_index, 0)], -1)
+    linked = host_index >= 0
+    cause[linked & (launched_at >= lo)] = CAUSES.index("host_wait")
+    cause[linked & (launched_at < lo)] = CAUSES.index("kernel_wait")
+    if len(sync.end):
+        # a sync interval ending within [lo, hi]
+        pos = np.searchsorted(sync.end, lo, side="left")
+        ended = (pos < len(sync.end)) & (sync.end[np.minimum(pos, len(sync.end) - 1)] <= hi)
+        cause[ended] = CAUSES.index("sync_drain")
+    return cause
