@@ -14,13 +14,17 @@ class Clock(Protocol):
 
     def time_ns(self) -> int: ...
 
-    def wait(self, event: threading.Event, timeout_ns: int) -> bool:
-        """Wait up to `timeout_ns` or until `event` is set; True when the event is set."""
+    def wait(self, signal: threading.Lock, timeout_ns: int) -> bool:
+        """Wait up to `timeout_ns` for `signal` (a held lock) to be released; True if it was.
+
+        A returning True has taken the lock again, so each release wakes one wait.
+        """
         ...
 
 
 class SystemClock:
-    """`time.monotonic_ns`, `time.time_ns`, and `Event.wait` (a timed futex wait, no polling)."""
+    """`time.monotonic_ns`, `time.time_ns`, and a timed lock acquire (a futex wait: the kernel
+    wakes the thread at the deadline; cheaper than `Event.wait`, which builds a Condition)."""
 
     def monotonic_ns(self) -> int:
         return time.monotonic_ns()
@@ -28,5 +32,7 @@ class SystemClock:
     def time_ns(self) -> int:
         return time.time_ns()
 
-    def wait(self, event: threading.Event, timeout_ns: int) -> bool:
-        return event.wait(max(timeout_ns, 0) / 1e9)
+    def wait(self, signal: threading.Lock, timeout_ns: int) -> bool:
+        if timeout_ns <= 0:
+            return signal.acquire(blocking=False)
+        return signal.acquire(timeout=timeout_ns / 1e9)

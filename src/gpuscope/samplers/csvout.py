@@ -80,10 +80,9 @@ class SamplerCsv:
         mark: str = "",
     ) -> None:
         """One sample; `readings` None (a failed read) leaves the value cells empty."""
-        when = dt.datetime.fromtimestamp(time_ns / 1e9, tz=dt.timezone.utc)
+        utc = _iso_utc(time_ns)
         values, extras = self._cells(readings)
-        stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f")
-        self._write([stamp, *values, when.isoformat(), monotonic_ns, *extras, mark])
+        self._write([f"{utc[:10]} {utc[11:26]}", *values, utc, monotonic_ns, *extras, mark])
 
     def close(self) -> None:
         self._file.close()
@@ -109,6 +108,13 @@ class SamplerCsv:
     def _write(self, cells: Sequence[object]) -> None:
         self._writer.writerow(cells)
         self._file.flush()
+
+
+def _iso_utc(time_ns: int) -> str:
+    """`2026-11-22T01:45:02.123456+00:00` (always with microseconds: fixed-width slicing)."""
+    seconds, nanos = divmod(time_ns, 1_000_000_000)
+    when = dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).replace(microsecond=nanos // 1000)
+    return when.isoformat(timespec="microseconds")
 
 
 def _fmt(value: float | None, digits: int) -> str:

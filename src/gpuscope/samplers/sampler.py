@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -32,13 +31,6 @@ class SamplerStats:
     last_slot: int = 0
 
 
-@dataclass(frozen=True)
-class _Mark:
-    label: str
-    monotonic_ns: int
-    time_ns: int
-
-
 class Sampler:
     """Sample `kind` ("power" or "vram") of `devices` every `rate_s` seconds into `out_csv`.
 
@@ -46,7 +38,7 @@ class Sampler:
     works), writes the header and starts the thread; `__exit__` stops it and closes the file.
     Sample k is taken at start + k·rate_s on the monotonic clock (no drift); a slot missed while
     a slow read was in progress is skipped. Each row is flushed when written. `mark(label)`
-    writes a row at once, stamped with the time of the call.
+    writes a row at once (in the caller's thread), stamped with the time of the call.
 
         >>> with Sampler("power", run_dir / "gpu_info_power_profiler_output.csv") as s:
         ...     s.mark("workload_start"); run_workload(); s.mark("workload_end")
@@ -87,8 +79,9 @@ class Sampler:
         self._period_ns = max(1, round(rate_s * 1e9))
         self._start_ns = 0
         self._csv: SamplerCsv | None = None
-        self._marks: deque[_Mark] = deque()
-        self._wake = threading.Event()
+        self._io = threading.Lock()  # one reader/writer at a time: the thread or mark()
+        self._stop_signal = threading.Lock()  # held; released to wake the thread for good
+        self._stop_signal.acquire()
         self._stop = False
         self._thread: threading.Thread | None = None
 
@@ -107,6 +100,16 @@ class Sampler:
     ) -> None:
         self.close()
 
+    @property
+    def start_ns(self) -> int:
+        """Monotonic time of slot 0 (slot k is due at start_ns + k·period_ns)."""
+        return self._start_ns
+
+    @property
+    def period_ns(self) -> int:
+        """The sampling period in ns."""
+        return self._period_ns
+
     def open(self) -> None:
         """Open the backend, choose the devices, write the header, start the schedule."""
         backend = self._backend_spec
@@ -120,23 +123,22 @@ class Sampler:
         self._start_ns = self._clock.monotonic_ns()
 
     def mark(self, label: str) -> None:
-        """Record an event (e.g. workload_start): a row stamped now, written by the sampler."""
-        self._marks.append(_Mark(label, self._clock.monotonic_ns(), self._clock.time_ns()))
-        self._wake.set()
+        """Record an event (e.g. workload_start): a row with a fresh reading, stamped now."""
+        if self._csv is None:
+            raise ToolError(f"mark({label!r}): the {self.kind} sampler is not running")
+        monotonic_ns, time_ns = self._clock.monotonic_ns(), self._clock.time_ns()
+        self._write_row(time_ns, monotonic_ns, label)
+        self.stats.marks += 1
 
     def run(self, until_ns: int | None = None) -> None:
         """The sampling loop (the thread's body; tests call it with a fake clock and `until_ns`)."""
         slot = 0
         while not self._stop:
             due = deadline(self._start_ns, self._period_ns, slot)
-            now = self._clock.monotonic_ns()
             if until_ns is not None and due > until_ns:
                 break
-            woken = self._clock.wait(self._wake, due - now)
-            if woken:
-                self._wake.clear()
-                self._write_marks()
-                continue
+            if self._clock.wait(self._stop_signal, due - self._clock.monotonic_ns()):
+                break  # close() released the signal
             now = self._clock.monotonic_ns()
             if now < due:  # woke early (timer slack): wait again
                 continue
@@ -144,16 +146,17 @@ class Sampler:
             slot = self._advance(slot)
 
     def close(self) -> None:
-        """Stop the thread, write pending marks, close the file and the backend."""
+        """Stop the thread, close the file and the backend."""
         self._stop = True
-        self._wake.set()
+        if self._stop_signal.locked():
+            self._stop_signal.release()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
-        if self._csv is not None:
-            self._write_marks()
-            self._csv.close()
-            self._csv = None
+        with self._io:
+            if self._csv is not None:
+                self._csv.close()
+                self._csv = None
         if self._backend is not None:
             self._backend.close()
             self._backend = None
@@ -196,16 +199,10 @@ class Sampler:
         self.stats.skipped_slots += following - slot - 1
         return following
 
-    def _write_marks(self) -> None:
-        while self._marks:
-            mark = self._marks.popleft()
-            self.stats.marks += 1
-            self._write_row(mark.time_ns, mark.monotonic_ns, mark.label)
-
     def _write_row(self, time_ns: int, monotonic_ns: int, label: str) -> None:
-        if self._csv is None:
-            return
-        self._csv.row(time_ns, monotonic_ns, self._read(), label)
+        with self._io:
+            if self._csv is not None:
+                self._csv.row(time_ns, monotonic_ns, self._read(), label)
 
     def _read(self) -> list[PowerReading] | list[VramReading] | None:
         assert self._backend is not None
