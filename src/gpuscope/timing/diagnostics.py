@@ -1,0 +1,101 @@
+"""Warnings derived from a Measurement: what makes its numbers less trustworthy."""
+
+from __future__ import annotations
+
+from gpuscope.timing.clocks import slowdowns
+from gpuscope.timing.loop import STOP_BUDGET, STOP_MAX
+from gpuscope.timing.measurement import Measurement
+
+UNSTABLE_CV = 0.10  # coefficient of variation above which samples are called unstable
+OUTLIER_RATIO = 3.0  # max / median above which outliers are reported
+CLOCK_DROP = 0.10  # relative SM clock drop (min vs max reading) worth reporting
+HOST_BOUND_RATIO = 2.0  # host enqueue time / device time above which eager code is host-bound
+
+
+def warnings_for(m: Measurement) -> list[str]:
+    """One line per problem found, most important first; [] when the run looks clean."""
+    checks = (
+        _mode,
+        _stability,
+        _stopping,
+        _warmup,
+        _guard,
+        _throttling,
+        _host_bound,
+        _kernels,
+    )
+    return [line for check in checks for line in check(m)]
+
+
+def _mode(m: Measurement) -> list[str]:
+    if m.mode == "cpu":
+        return ["cpu-wallclock: host wall-clock time, not GPU device time"]
+    if m.mode in ("hot", "cold", "graph") and "guard" not in m.timer:
+        return ["no guard kernel (torch.cuda._sleep missing): host launch latency may leak in"]
+    return []
+
+
+def _stability(m: Measurement) -> list[str]:
+    s = m.stats
+    out = []
+    if s.n > 1 and s.cv > UNSTABLE_CV:
+        out.append(f"unstable: CV {s.cv:.0%} > {UNSTABLE_CV:.0%} (other work running? clocks?)")
+    if s.p50 > 0 and s.max > OUTLIER_RATIO * s.p50:
+        out.append(f"outliers: max is {s.max / s.p50:.1f}× the median (interference or preemption)")
+    if s.p50 <= 0:
+        out.append("median is 0: the callable launched no timed work in this mode")
+    return out
+
+
+def _stopping(m: Measurement) -> list[str]:
+    if m.stop_reason not in (STOP_BUDGET, STOP_MAX):
+        return []
+    got = m.stats.ci_halfwidth
+    why = "time budget" if m.stop_reason == STOP_BUDGET else "sample cap"
+    return [
+        f"CI target ±{m.target_ci:.1%} not reached (±{got:.1%} after {m.stats.n} samples, "
+        f"{why}); raise the budget for a tighter result"
+    ]
+
+
+def _warmup(m: Measurement) -> list[str]:
+    if m.warmup_converged:
+        return []
+    return ["warm-up did not converge within its budget: timings were still drifting"]
+
+
+def _guard(m: Measurement) -> list[str]:
+    if m.guard_underruns == 0:
+        return []
+    return [
+        f"guard kernel ran out {m.guard_underruns}× before the calls were enqueued "
+        "(samples retaken with a longer guard)"
+    ]
+
+
+def _throttling(m: Measurement) -> list[str]:
+    out = []
+    reasons = slowdowns(m.clocks)
+    if reasons:
+        out.append("throttling during the run: " + ", ".join(reasons))
+    mhz = [c.sm_mhz for c in m.clocks if c.sm_mhz]
+    if len(mhz) > 1 and min(mhz) < (1 - CLOCK_DROP) * max(mhz):
+        out.append(f"SM clock varied {min(mhz):.0f}–{max(mhz):.0f} MHz during the run")
+    return out
+
+
+def _host_bound(m: Measurement) -> list[str]:
+    host, device = m.host_us_per_call, m.stats.p50
+    if host is None or device <= 0 or m.mode != "hot" or host < HOST_BOUND_RATIO * device:
+        return []
+    return [
+        f"host-bound in eager mode: enqueuing a call takes {host:.1f} µs on the host vs "
+        f"{device:.2f} µs on the device (a CUDA graph or fusion would help)"
+    ]
+
+
+def _kernels(m: Measurement) -> list[str]:
+    k = m.kernels_per_call
+    if k is None or k == int(k):
+        return []
+    return [f"{k:.2f} kernels per call on average: calls differ (caching, autotuning?)"]

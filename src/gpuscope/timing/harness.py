@@ -1,0 +1,210 @@
+"""`bench()`: time one callable and return a `Measurement`.
+
+    >>> import torch, gpuscope
+    >>> a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    >>> m = gpuscope.bench(torch.matmul, a, a)                  # doctest: +SKIP
+    >>> print(m.mode, m.stats.median, m.stop_reason)           # doctest: +SKIP
+    hot 171.4 ci
+
+Order of work: first call (timed apart: compile, lazy load) → calibrate calls per sample →
+warm up until two windows agree → sample until the median's CI half-width is under the target
+or the budget is spent. Kernel mode replaces the last step by one profiled run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+from gpuscope.errors import InputError
+from gpuscope.timing import loop
+from gpuscope.timing._torch import gpu_torch, require_gpu_torch
+from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
+from gpuscope.timing.env import cpu_environment, gpu_environment
+from gpuscope.timing.measurement import Environment, Measurement, Peaks, Work
+from gpuscope.timing.options import DEFAULT_GPU_MODE, BenchOptions
+from gpuscope.timing.sampler import Clock, CpuSampler, Sampler
+
+_KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
+
+
+def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
+    """Time `fn(*args, **kwargs)`; see `BenchOptions` for every option.
+
+    On a GPU (PyTorch with CUDA or ROCm) the default mode is "hot": device events around
+    back-to-back calls with a guard kernel ahead of them. Without one it is "cpu", the host wall
+    clock, labelled as such in the result. Raises InputError/ConfigError/ToolError.
+    """
+    opts = BenchOptions.from_kwargs(options)
+    if not callable(fn):
+        raise InputError(f"bench() needs a callable, got {type(fn).__name__}")
+    mode, torch = resolve_mode(opts)
+    clock = opts.clock or time.perf_counter
+    with _on_device(torch, opts.device):
+        env = opts.env or environment(torch)
+        monitor = open_monitor(env, torch, clock) if torch is not None else NullMonitor()
+        if mode == "kernel":
+            assert torch is not None
+            m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
+        else:
+            sampler = opts.sampler or make_sampler(mode, torch, fn, args, opts)
+            m = _bench_events(sampler, fn, opts, env, clock, monitor)
+        return _with_work(m, torch, opts)
+
+
+def resolve_mode(opts: BenchOptions) -> tuple[str, ModuleType | None]:
+    """The mode to run and torch when a GPU mode needs it."""
+    if opts.sampler is not None:
+        return opts.sampler.mode, None
+    if opts.mode == "auto":
+        torch = gpu_torch()
+        return (DEFAULT_GPU_MODE, torch) if torch is not None else ("cpu", None)
+    if opts.mode == "cpu":
+        return "cpu", None
+    return opts.mode, require_gpu_torch(opts.mode)
+
+
+@contextlib.contextmanager
+def _on_device(torch: ModuleType | None, index: int | None) -> Iterator[None]:
+    if torch is None or index is None:
+        yield
+        return
+    with torch.cuda.device(index):
+        yield
+
+
+def environment(torch: ModuleType | None) -> Environment:
+    if torch is None:
+        return cpu_environment()
+    return gpu_environment(torch, int(torch.cuda.current_device()))
+
+
+def make_sampler(
+    mode: str,
+    torch: ModuleType | None,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    opts: BenchOptions,
+) -> Sampler:
+    """The sampler for `mode` (torch is None only for "cpu")."""
+    if mode == "cpu" or torch is None:
+        return CpuSampler(fn, args, opts.kwargs)
+    from gpuscope.timing import gpu
+
+    if mode == "cold":
+        return gpu.ColdSampler(torch, fn, args, opts.kwargs, opts.flush_bytes)
+    if mode == "graph":
+        return gpu.GraphSampler(torch, fn, args, opts.kwargs)
+    return gpu.EventSampler(torch, fn, args, opts.kwargs)
+
+
+def _name(fn: Callable[..., Any], opts: BenchOptions) -> str:
+    return opts.name or str(getattr(fn, "__qualname__", None) or repr(fn))
+
+
+def _bench_events(
+    sampler: Sampler,
+    fn: Callable[..., Any],
+    opts: BenchOptions,
+    env: Environment,
+    clock: Clock,
+    monitor: Monitor,
+) -> Measurement:
+    first = sampler.first_call()
+    monitor.poll(force=True)
+    got = loop.run(sampler, opts.stop_rule(), clock, monitor.poll)
+    monitor.poll(force=True)
+    recorded = opts.recorded()
+    if hasattr(sampler, "flush_bytes"):
+        recorded["flush_bytes"] = int(sampler.flush_bytes)
+    return Measurement(
+        name=_name(fn, opts),
+        mode=sampler.mode,
+        timer=sampler.timer,
+        samples_us=got.samples,
+        calls_per_sample=got.calls,
+        stop_reason=got.stop_reason,
+        target_ci=opts.target_ci,
+        elapsed_s=got.elapsed_s,
+        env=env,
+        first_call_us=first,
+        warmup_us=got.warmup,
+        warmup_converged=got.warmup_converged,
+        options=recorded,
+        host_us_per_call=sampler.host_us_per_call(),
+        guard_underruns=sampler.guard_underruns(),
+        clock_source=monitor.source,
+        clocks=monitor.samples(),
+    )
+
+
+def _bench_kernel(
+    torch: ModuleType,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    opts: BenchOptions,
+    env: Environment,
+    clock: Clock,
+    monitor: Monitor,
+) -> Measurement:
+    from gpuscope.timing import gpu, kernel
+
+    hot = gpu.EventSampler(torch, fn, args, opts.kwargs)
+    rule = opts.stop_rule()
+    start = clock()
+    first = hot.first_call()
+    calls, seen = loop.calibrate(hot)
+    warm, ok = loop.warm_up(hot, calls, rule, clock, monitor.poll)
+    per_call = statistics.median(warm) if warm else 1.0
+    n = opts.kernel_calls or _kernel_calls(per_call, opts.budget_s)
+    flush = None
+    if opts.flush:
+        size = opts.flush_bytes or gpu.flush_bytes_for(torch, torch.cuda.current_device())
+        flush = torch.empty(size, dtype=torch.uint8, device="cuda").zero_
+    kwargs = opts.kwargs
+    got = kernel.profile(torch, lambda: fn(*args, **kwargs), n, flush)
+    monitor.poll(force=True)
+    return Measurement(
+        name=_name(fn, opts),
+        mode="kernel",
+        timer=kernel.TIMER + ("+flush" if flush else ""),
+        samples_us=got.per_call_us,
+        calls_per_sample=1,
+        stop_reason=loop.STOP_FIXED,
+        target_ci=opts.target_ci,
+        elapsed_s=clock() - start,
+        env=env,
+        first_call_us=first,
+        warmup_us=tuple(seen + warm),
+        warmup_converged=ok,
+        options=opts.recorded() | {"kernel_calls": n},
+        host_us_per_call=hot.host_us_per_call(),
+        kernels_per_call=got.kernels_per_call,
+        kernel_names=got.names,
+        clock_source=monitor.source,
+        clocks=monitor.samples(),
+    )
+
+
+def _kernel_calls(per_call_us: float, budget_s: float) -> int:
+    lo, hi = _KERNEL_CALLS
+    wanted = int(0.5 * budget_s * 1e6 / per_call_us) if per_call_us > 0 else hi
+    return max(lo, min(hi, wanted))
+
+
+def _with_work(m: Measurement, torch: ModuleType | None, opts: BenchOptions) -> Measurement:
+    if opts.flops is None and opts.bytes is None:
+        return m
+    import msgspec
+
+    work = Work(flops=opts.flops, bytes=opts.bytes)
+    peaks: Peaks | None = None
+    if torch is not None and opts.peaks and m.env.vendor != "cpu":
+        from gpuscope.timing.peaks import device_peaks
+
+        peaks = device_peaks(torch, m.env)
+    return msgspec.structs.replace(m, work=work, peaks=peaks)

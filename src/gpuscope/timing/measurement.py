@@ -1,0 +1,195 @@
+"""`Measurement`: the raw samples of one benchmark with everything that produced them.
+
+Statistics, rates and warnings are derived from it on demand; `to_json` writes them next to the
+raw samples for readers of the file, and `from_json` reads only the raw record back.
+
+    >>> m = gpuscope.bench(torch.matmul, a, b)                  # doctest: +SKIP
+    >>> m.stats.median, m.stats.ci_halfwidth, m.mode             # doctest: +SKIP
+    (171.9, 0.004, 'hot')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from typing import Any
+
+import msgspec
+
+from gpuscope.errors import InputError
+from gpuscope.timing.stats import Stats, summarize
+
+SCHEMA = "gpuscope.bench/1"
+
+OptionValue = str | float | int | bool | None
+
+
+class Environment(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a measurement was taken. `vendor` is "nvidia", "amd" or "cpu"."""
+
+    vendor: str
+    device: str
+    python: str
+    platform: str
+    gpuscope: str
+    device_index: int | None = None
+    driver: str | None = None
+    runtime: str | None = None
+    torch: str | None = None
+    git_sha: str | None = None
+    l2_bytes: int | None = None
+    multiprocessors: int | None = None
+
+    def same_hardware(self, other: Environment) -> bool:
+        """True when both ran on the same kind of device, driver and runtime."""
+        return (self.vendor, self.device, self.driver, self.runtime) == (
+            other.vendor,
+            other.device,
+            other.driver,
+            other.runtime,
+        )
+
+
+class ClockSample(msgspec.Struct, frozen=True, kw_only=True):
+    """One reading of the device's state during the run (NVML / amdsmi)."""
+
+    t_s: float
+    sm_mhz: float | None = None
+    reasons: int | None = None
+    power_w: float | None = None
+    temp_c: float | None = None
+
+
+class Work(msgspec.Struct, frozen=True, kw_only=True):
+    """Work done by one call, to turn time into TFLOP/s and GB/s."""
+
+    flops: float | None = None
+    bytes: float | None = None
+
+
+class Peaks(msgspec.Struct, frozen=True, kw_only=True):
+    """The device's attainable rates, measured once with a large matmul and a large copy."""
+
+    device: str
+    tflops: float
+    gbps: float
+    method: str
+
+
+class Rates(msgspec.Struct, frozen=True, kw_only=True):
+    """Throughput at the median time, with the fraction of the measured peak where known."""
+
+    tflops: float | None
+    gbps: float | None
+    tflops_fraction: float | None
+    gbps_fraction: float | None
+
+
+class Measurement(msgspec.Struct, frozen=True, kw_only=True):
+    """Raw per-call times (µs) of one benchmark, its spec and its environment.
+
+    `samples_us[i]` is the time per call of sample i (a sample times `calls_per_sample`
+    back-to-back calls). `mode` says what was timed (hot, cold, graph, kernel, cpu) and `timer`
+    how (device events with a guard kernel, graph replay, the profiler, the host wall clock).
+    """
+
+    schema: str = SCHEMA
+    kind: str = "measurement"
+    name: str
+    mode: str
+    timer: str
+    samples_us: tuple[float, ...]
+    calls_per_sample: int
+    stop_reason: str
+    target_ci: float
+    elapsed_s: float
+    env: Environment
+    first_call_us: float | None = None
+    warmup_us: tuple[float, ...] = ()
+    warmup_converged: bool = True
+    options: dict[str, OptionValue] = {}
+    host_us_per_call: float | None = None
+    guard_underruns: int = 0
+    kernels_per_call: float | None = None
+    kernel_names: tuple[str, ...] = ()
+    clock_source: str | None = None
+    clocks: tuple[ClockSample, ...] = ()
+    work: Work | None = None
+    peaks: Peaks | None = None
+
+    @property
+    def stats(self) -> Stats:
+        """n, min, p10, p50, p90, p99, max, mean, std, CV, IQR and the median's 95 % CI."""
+        return summarize(self.samples_us)
+
+    @property
+    def median_us(self) -> float:
+        return self.stats.p50
+
+    @property
+    def rates(self) -> Rates | None:
+        """TFLOP/s and GB/s at the median time, or None when no work per call was given."""
+        if self.work is None:
+            return None
+        return rates(self.work, self.median_us, self.peaks)
+
+
+def rates(work: Work, median_us: float, peaks: Peaks | None) -> Rates:
+    """Rates of `work` done in `median_us`; fractions of `peaks` when measured."""
+    seconds = median_us * 1e-6
+    tflops = work.flops / seconds / 1e12 if work.flops and seconds > 0 else None
+    gbps = work.bytes / seconds / 1e9 if work.bytes and seconds > 0 else None
+    return Rates(
+        tflops=tflops,
+        gbps=gbps,
+        tflops_fraction=tflops / peaks.tflops if tflops and peaks else None,
+        gbps_fraction=gbps / peaks.gbps if gbps and peaks else None,
+    )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def derived(m: Measurement) -> dict[str, Any]:
+    """Statistics, warnings and rates of `m`, as written beside the raw samples."""
+    from gpuscope.timing.diagnostics import warnings_for
+
+    stats = {k: _finite(v) if isinstance(v, float) else v for k, v in asdict(m.stats).items()}
+    stats["ci_halfwidth"] = _finite(m.stats.ci_halfwidth)
+    out: dict[str, Any] = {"stats_us": stats, "warnings": warnings_for(m)}
+    if m.rates is not None:
+        out["rates"] = msgspec.to_builtins(m.rates)
+    return out
+
+
+def to_builtins(m: Measurement) -> dict[str, Any]:
+    """The JSON object of `m`: raw record plus derived statistics (`stats_us`) and warnings."""
+    record: dict[str, Any] = msgspec.to_builtins(m)
+    record.update(derived(m))
+    return record
+
+
+def to_json(m: Measurement) -> bytes:
+    """`m` as indented JSON with `schema: gpuscope.bench/1`."""
+    return msgspec.json.format(msgspec.json.encode(to_builtins(m)), indent=2) + b"\n"
+
+
+def from_builtins(obj: Any, where: str = "measurement") -> Measurement:
+    """Read a measurement object back; raises InputError naming `where` on a wrong schema."""
+    if not isinstance(obj, dict) or obj.get("schema") != SCHEMA:
+        found = obj.get("schema") if isinstance(obj, dict) else type(obj).__name__
+        raise InputError(f"{where}: expected schema {SCHEMA!r}, found {found!r}")
+    try:
+        return msgspec.convert(obj, Measurement)
+    except msgspec.ValidationError as error:
+        raise InputError(f"{where}: not a valid {SCHEMA} measurement ({error})") from error
+
+
+def from_json(data: bytes | str, where: str = "measurement") -> Measurement:
+    """Parse JSON written by `to_json` (derived fields are ignored and recomputed)."""
+    try:
+        obj = msgspec.json.decode(data)
+    except msgspec.DecodeError as error:
+        raise InputError(f"{where}: not JSON ({error})") from error
+    return from_builtins(obj, where)

@@ -1,0 +1,97 @@
+"""Options of `gpuscope.bench`, validated once; unknown names are refused with the valid list."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuscope.errors import ConfigError
+from gpuscope.timing.loop import StopRule
+from gpuscope.timing.measurement import Environment, OptionValue
+from gpuscope.timing.sampler import Clock, Sampler
+
+MODES = ("auto", "hot", "cold", "graph", "kernel", "cpu")
+GPU_MODES = ("hot", "cold", "graph", "kernel")
+DEFAULT_GPU_MODE = "hot"
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """Keyword options of `bench()`. Times in seconds, `target_ci` as a fraction.
+
+    mode: "auto" (GPU → hot, else cpu), "hot", "cold", "graph", "kernel" or "cpu".
+    kwargs: keyword arguments for the callable. name: label in reports.
+    target_ci: stop once the median's 95 % CI half-width is below this (0.01 = ±1 %).
+    budget_s: stop sampling after this long even if the target is not reached.
+    flush: kernel mode only — flush the cache before each call (cold kernel time).
+    flops / bytes: work per call, for TFLOP/s and GB/s. peaks: measure the device's peaks
+    (once per device, cached) to report fractions of them.
+    sampler, clock, env: injection points for tests and custom timers.
+    """
+
+    mode: str = "auto"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    target_ci: float = 0.01
+    level: float = 0.95
+    budget_s: float = 1.0
+    min_samples: int = 10
+    max_samples: int = 10_000
+    warmup_budget_s: float = 0.5
+    kernel_calls: int | None = None
+    flush: bool = False
+    flush_bytes: int | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    peaks: bool = True
+    device: int | None = None
+    sampler: Sampler | None = None
+    clock: Clock | None = None
+    env: Environment | None = None
+
+    @classmethod
+    def from_kwargs(cls, options: dict[str, Any]) -> BenchOptions:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown bench option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+            )
+        opts = cls(**options)
+        opts.validate()
+        return opts
+
+    def validate(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode {self.mode!r} is not one of {', '.join(MODES)}")
+        if not 0 < self.target_ci < 1:
+            raise ConfigError(f"target_ci {self.target_ci} must be a fraction in (0, 1), e.g. 0.01")
+        if self.budget_s <= 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
+            raise ConfigError(
+                "budget_s must be > 0 and 1 <= min_samples <= max_samples "
+                f"(got {self.budget_s}, {self.min_samples}, {self.max_samples})"
+            )
+        if self.flush and self.mode != "kernel":
+            raise ConfigError("flush=True applies to mode 'kernel'; use mode 'cold' to time cold")
+
+    def stop_rule(self) -> StopRule:
+        return StopRule(
+            target_ci=self.target_ci,
+            level=self.level,
+            min_samples=self.min_samples,
+            max_samples=self.max_samples,
+            budget_s=self.budget_s,
+            warmup_budget_s=self.warmup_budget_s,
+        )
+
+    def recorded(self) -> dict[str, OptionValue]:
+        """The options worth keeping in the Measurement (plain values only)."""
+        keep = ("target_ci", "level", "budget_s", "min_samples", "max_samples")
+        out: dict[str, OptionValue] = {k: getattr(self, k) for k in keep}
+        out["requested_mode"] = self.mode
+        if self.mode == "kernel":
+            out["flush"] = self.flush
+        if self.flush_bytes is not None:
+            out["flush_bytes"] = self.flush_bytes
+        return out

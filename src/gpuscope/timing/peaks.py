@@ -1,0 +1,33 @@
+"""Measure the device's attainable compute and bandwidth once (cached per device)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from gpuscope.timing.measurement import Environment, Peaks
+from gpuscope.timing.throughput import PEAK_COPY_BYTES, PEAK_MATMUL_N, cached_peaks
+
+
+def measure_peaks(torch: ModuleType, env: Environment) -> Peaks:
+    """bf16 N³ matmul on random data and a device-to-device copy, both timed in hot mode."""
+    from gpuscope.timing.harness import bench
+
+    n = PEAK_MATMUL_N
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    mm = bench(torch.matmul, a, b, mode="hot", budget_s=0.5, env=env)
+    del a, b
+    src = torch.randint(0, 255, (PEAK_COPY_BYTES,), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    cp = bench(dst.copy_, src, mode="hot", budget_s=0.5, env=env)
+    return Peaks(
+        device=env.device,
+        tflops=2 * n**3 / (mm.median_us * 1e-6) / 1e12,
+        gbps=2 * PEAK_COPY_BYTES / (cp.median_us * 1e-6) / 1e9,
+        method=f"hot medians: bf16 {n}³ matmul; {PEAK_COPY_BYTES >> 20} MiB copy (read+write)",
+    )
+
+
+def device_peaks(torch: ModuleType, env: Environment) -> Peaks:
+    """Cached peaks of `env`'s device, measured on first use."""
+    return cached_peaks(env, lambda: measure_peaks(torch, env))

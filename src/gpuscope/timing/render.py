@@ -1,0 +1,142 @@
+"""Terminal views (rich) of a Measurement or a Comparison. They format; they never compute."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from gpuscope.timing.ab import FASTER, INCORRECT, SAME, SLOWER, Comparison
+from gpuscope.timing.diagnostics import warnings_for
+from gpuscope.timing.measurement import Measurement
+
+_VERDICT_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "bold", INCORRECT: "bold red"}
+
+
+def us(value: float | None) -> str:
+    """Microseconds with precision that suits the magnitude."""
+    if value is None:
+        return "–"
+    if abs(value) < 10:
+        return f"{value:.3f} µs"
+    if abs(value) < 1000:
+        return f"{value:.2f} µs"
+    return f"{value:,.1f} µs"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2%}"
+
+
+def _title(m: Measurement) -> str:
+    return f"{m.name} — mode {m.mode} ({m.timer}) on {m.env.device}"
+
+
+def measurement_rows(m: Measurement) -> list[tuple[str, str]]:
+    s = m.stats
+    rows = [
+        (
+            "median",
+            f"{us(s.p50)}  (95 % CI {us(s.ci_low)} – {us(s.ci_high)}, ±{_pct(s.ci_halfwidth)})",
+        ),
+        ("mean ± std", f"{us(s.mean)} ± {us(s.std)}  (CV {_pct(s.cv)})"),
+        ("min", us(s.min)),
+        ("p10 / p90", f"{us(s.p10)} / {us(s.p90)}"),
+        ("p99 / max", f"{us(s.p99)} / {us(s.max)}"),
+        ("IQR", us(s.iqr)),
+        ("samples", f"{s.n} × {m.calls_per_sample} call(s); stopped: {m.stop_reason}"),
+        ("first call", us(m.first_call_us)),
+    ]
+    if m.host_us_per_call is not None:
+        rows.append(("host enqueue / call", us(m.host_us_per_call)))
+    if m.kernels_per_call is not None:
+        rows.append(("kernels / call", f"{m.kernels_per_call:g}"))
+    rows.extend(_rate_rows(m))
+    return rows
+
+
+def _rate_rows(m: Measurement) -> list[tuple[str, str]]:
+    r = m.rates
+    if r is None:
+        return []
+    out = []
+    if r.tflops is not None:
+        frac = f" ({_pct(r.tflops_fraction)} of peak)" if r.tflops_fraction else ""
+        out.append(("compute", f"{r.tflops:.1f} TFLOP/s{frac}"))
+    if r.gbps is not None:
+        frac = f" ({_pct(r.gbps_fraction)} of peak)" if r.gbps_fraction else ""
+        out.append(("bandwidth", f"{r.gbps:.1f} GB/s{frac}"))
+    return out
+
+
+def _warnings(lines: list[str]) -> list[RenderableType]:
+    return [Text(f"warning: {line}", style="yellow") for line in lines]
+
+
+def measurement_view(m: Measurement) -> RenderableType:
+    table = Table(title=_title(m), show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    for key, value in measurement_rows(m):
+        table.add_row(key, value)
+    return Group(table, *_warnings(warnings_for(m)))
+
+
+def comparison_view(c: Comparison) -> RenderableType:
+    parts: list[RenderableType] = []
+    if c.a is not None and c.b is not None:
+        parts.append(_side_by_side(c.a, c.b))
+    parts.append(_verdict_line(c))
+    parts.append(Text(_correctness_line(c)))
+    for label, m in (("A", c.a), ("B", c.b)):
+        if m is not None:
+            parts.extend(_warnings([f"{label}: {w}" for w in warnings_for(m)]))
+    return Group(*parts)
+
+
+def _side_by_side(a: Measurement, b: Measurement) -> Table:
+    table = Table(title=f"A/B — mode {a.mode} ({a.timer}) on {a.env.device}", title_justify="left")
+    table.add_column("")
+    table.add_column(f"A: {a.name}", justify="right")
+    table.add_column(f"B: {b.name}", justify="right")
+    sa, sb = a.stats, b.stats
+    table.add_row("median", us(sa.p50), us(sb.p50))
+    table.add_row("95 % CI of median", f"±{_pct(sa.ci_halfwidth)}", f"±{_pct(sb.ci_halfwidth)}")
+    table.add_row("CV", _pct(sa.cv), _pct(sb.cv))
+    table.add_row(
+        "samples × calls", f"{sa.n} × {a.calls_per_sample}", f"{sb.n} × {b.calls_per_sample}"
+    )
+    table.add_row("first call", us(a.first_call_us), us(b.first_call_us))
+    return table
+
+
+def _verdict_line(c: Comparison) -> Text:
+    text = Text("verdict: ")
+    text.append(c.verdict, style=_VERDICT_STYLE.get(c.verdict, "bold yellow"))
+    if c.ratio is not None and c.speedup_ci is not None and c.speedup is not None:
+        lo, hi = c.speedup_ci
+        text.append(
+            f"  B/A time ratio {c.ratio:.4f} (95 % CI {c.ci_low:.4f}–{c.ci_high:.4f}); "
+            f"speedup {c.speedup:.3f}× ({lo:.3f}–{hi:.3f}); threshold ±{c.threshold:.1%}; "
+            f"{c.rounds} rounds × {c.block}, stopped: {c.stop_reason}"
+        )
+    return text
+
+
+def _g(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _correctness_line(c: Comparison) -> str:
+    k = c.correctness
+    if not k.checked:
+        return f"correctness: not checked ({k.detail})"
+    state = "ok" if k.ok else f"FAILED ({k.detail})"
+    line = (
+        f"correctness vs {k.against}: {state}; max abs err {_g(k.max_abs)}, "
+        f"max rel err {_g(k.max_rel)} (rtol {_g(k.rtol)}, atol {_g(k.atol)})"
+    )
+    a = c.correctness_a
+    if a is not None and a.checked:
+        line += f"; A vs reference: {'ok' if a.ok else 'FAILED'} (max abs err {_g(a.max_abs)})"
+    return line
