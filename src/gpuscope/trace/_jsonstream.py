@@ -123,13 +123,18 @@ class EventStream:
 
     def __iter__(self) -> Iterator[list[Any]]:
         buf = b""
+        pending: list[bytes] = []  # blocks not yet joined into buf (joined once per batch)
+        pending_size = 0
         header: bytes | None = None
         truncated = False
         for block, cut_short in _raw_blocks(self.path, self.progress):
             truncated |= cut_short
             self.report.total_bytes += len(block)
-            buf += block
+            pending.append(block)
+            pending_size += len(block)
             if header is None:
+                buf = b"".join([buf, *pending])
+                pending, pending_size = [], 0
                 found = _find_array_start(buf)
                 if found is None:
                     if len(buf) > _MAX_HEADER:
@@ -138,13 +143,16 @@ class EventStream:
                 start, header = found
                 self._check_header_start(buf)
                 buf = buf[start:]
-            if len(buf) >= BATCH:
+            if len(buf) + pending_size >= BATCH:
+                buf = b"".join([buf, *pending])
+                pending, pending_size = [], 0
                 batch, buf = self._split(buf, final=False)
                 if batch:
                     yield batch
         if header is None:
-            self._raise_no_events(buf, truncated)
+            self._raise_no_events(b"".join([buf, *pending]), truncated)
             return
+        buf = b"".join([buf, *pending])
         self.report.header.update(_decode_header(header))
         while buf:
             size_before = len(buf)

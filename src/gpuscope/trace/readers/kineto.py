@@ -151,14 +151,20 @@ class _Builder:
         return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
 
     def _common(self, group: list[Any]) -> dict[str, Any]:
-        index = self.names
-        intern = index.setdefault
         durs = np.array([e.dur for e in group], np.float64)
         return {
-            "name": np.array([intern(e.name, len(index)) for e in group], np.int32),
+            "name": self._intern(group),
             "start": self._ts(group),
             "dur": np.maximum(np.rint(durs * 1000.0), 0).astype(np.int64),
         }
+
+    def _intern(self, group: list[Any]) -> Any:
+        index = self.names
+        get = index.get
+        ids = [get(e.name, -1) for e in group]
+        if -1 in ids:
+            ids = [index.setdefault(e.name, len(index)) for e in group]
+        return np.array(ids, np.int32)
 
     def _add_gpu(self, kind: int, group: list[Any]) -> None:
         cols = self._common(group)
@@ -287,11 +293,14 @@ def float_us_to_ns(us: Any) -> I64:
 
 
 def _needs_exact(events: list[Any], text: bytes | bytearray) -> bool:
-    """True when timestamps are large epoch µs with fractions that a float cannot hold."""
+    """True when timestamps are large epoch µs with fractions that a float cannot hold.
+
+    A sample of the batch is enough: timestamps of one trace share their magnitude.
+    """
     if not events:
         return False
-    biggest = max(abs(e.ts) for e in events)
-    if biggest < EXACT_LIMIT_US:
+    sample = events[:: max(1, len(events) // 256)] + events[-1:]
+    if max(abs(e.ts) for e in sample) < EXACT_LIMIT_US:
         return False
     return _has_fractional_ts(text)
 
