@@ -155,12 +155,12 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
     if ratio < CPU_OVER_GPU and a.verdict.utilization > 0.5:
         return None
     waiting = a.timeline.gaps.attribution_ns.get("host_wait", 0)
+    cpu = f"CPU operator time is {ratio:.1f}× the GPU busy time; " if a.cpu_busy_ns else ""
     return _finding(
         "cpu-bottleneck",
         "warning",
-        f"CPU-bound: CPU operator time is {ratio:.1f}× the GPU busy time and the GPU is busy "
-        f"{a.verdict.utilization:.0%} of its span; {waiting / 1000:,.0f} µs of GPU idle time "
-        "waits for the host to launch work",
+        f"CPU-bound: {cpu}the GPU is busy {a.verdict.utilization:.0%} of its span and "
+        f"{waiting / 1000:,.0f} µs of its idle time waits for the host to launch work",
         "Cut host overhead: CUDA/HIP graphs or torch.compile (mode='reduce-overhead'), larger "
         "batches, fewer Python-level ops per step, data loading in worker processes with "
         "pinned memory.",

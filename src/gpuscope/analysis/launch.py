@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._intervals import take
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, Trace
 
 LAUNCH_API = re.compile(
@@ -154,7 +155,7 @@ def _kernels_per_step(trace: Trace, links: Links, kernel: Any) -> list[int]:
     if len(lo) == 0:
         return []
     index = links.host_index[kernel]
-    when = np.where(index >= 0, trace.host.start[np.maximum(index, 0)], trace.gpu.start[kernel])
+    when = take(trace.host.start, index, trace.gpu.start[kernel])
     slot = np.searchsorted(lo, when, side="right") - 1
     inside = (slot >= 0) & (when < hi[np.maximum(slot, 0)])
     return [int(n) for n in np.bincount(slot[inside], minlength=len(lo))]

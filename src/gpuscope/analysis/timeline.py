@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscope.analysis._intervals import merge
+from gpuscope.analysis._intervals import merge, take
 from gpuscope.analysis.launch import Links
 from gpuscope.analysis.sync import SyncStats
 from gpuscope.trace.model import I64, Trace
@@ -166,7 +166,7 @@ def _attribute(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nx
     if len(lo) == 0:
         return cause
     host_index = links.host_index[nxt]
-    launched_at = np.where(host_index >= 0, trace.host.start[np.maximum(host_index, 0)], -1)
+    launched_at = take(trace.host.start, host_index, -1)
     linked = host_index >= 0
     cause[linked & (launched_at >= lo)] = CAUSES.index("host_wait")
     cause[linked & (launched_at < lo)] = CAUSES.index("kernel_wait")

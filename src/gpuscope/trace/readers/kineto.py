@@ -172,7 +172,7 @@ class _Builder:
         cols["kind"] = np.full(count, kind, np.int8)
         cols["device"] = np.array([_device(e) for e in group], np.int32)
         cols["stream"] = _ints([e.args.stream for e in group])
-        cols["correlation"] = np.array([e.args.correlation for e in group], np.int64)
+        cols["correlation"] = _ints([e.args.correlation for e in group])
         cols["external_id"] = _external_ids(group)
         cols["bytes"] = _ints([e.args.bytes for e in group])
         self.parts["gpu"].append(cols)
@@ -181,7 +181,7 @@ class _Builder:
         cols = self._common(group)
         count = len(group)
         cols["tid"] = _ints([e.tid for e in group])
-        cols["correlation"] = np.array([e.args.correlation for e in group], np.int64)
+        cols["correlation"] = _ints([e.args.correlation for e in group])
         cols["external_id"] = _external_ids(group)
         cols["driver"] = np.full(count, driver, np.int8)
         self.parts["host"].append(cols)
@@ -319,14 +319,14 @@ def _ints(values: list[Any]) -> I64:
 
 def _external_ids(group: list[Any]) -> I64:
     """`External id` (current schema) or `external id` (legacy), -1 when neither."""
-    current = np.array([e.args.external_id for e in group], np.int64)
-    legacy = np.array([e.args.legacy_external_id for e in group], np.int64)
+    current = _ints([e.args.external_id for e in group])
+    legacy = _ints([e.args.legacy_external_id for e in group])
     return np.where(current != -1, current, legacy)
 
 
 def _device(event: Any) -> int:
     device: int = event.args.device
-    if device >= 0:
+    if 0 <= device < 2**31:
         return device
     return event.pid if type(event.pid) is int and 0 <= event.pid < 2**31 else -1
 

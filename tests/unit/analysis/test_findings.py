@@ -1,0 +1,85 @@
+"""Findings fire on the evidence they name — and stay quiet without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import gpuscope
+from tests.unit.analysis.conftest import TraceBuilder
+
+DATA = Path(__file__).parents[2] / "data"
+
+
+def by_id(result: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {f["id"]: f for f in result["findings"]}  # type: ignore[attr-defined,index]
+
+
+def test_patterns_trace_names_its_problems() -> None:
+    result = gpuscope.analyze(str(DATA / "patterns_h200.json.gz")).to_dict()
+    found = by_id(result)
+    attention = found["manual-attention"]["evidence"]["ops"]  # type: ignore[index]
+    assert attention["aten::bmm"]["gpu_kernels"] == 4
+    assert attention["aten::_softmax"]["gpu_time_us"] > 0
+    copies = found["host-device-copies"]["evidence"]  # type: ignore[index]
+    assert set(copies["by_kind"]) == {"HtoD", "DtoH"}
+    assert "aten::_local_scalar_dense" in copies["launched_by"]  # .item()
+    assert "dtype-conversions" in found
+    assert found["sync-overhead"]["evidence"]["by_name"]  # type: ignore[index]
+    for finding in result["findings"]:  # type: ignore[attr-defined]
+        assert set(finding) == {"id", "severity", "message", "action", "evidence"}
+
+
+def test_compiled_trace_is_not_told_to_use_graphs() -> None:
+    result = gpuscope.analyze(str(DATA / "llama_compiled_h200.json.gz")).to_dict()
+    assert "many-small-kernels" not in by_id(result)
+    assert result["launch"]["graph_kernels"] > 100
+
+
+def test_small_kernels_fire_when_launch_bound(builder: TraceBuilder, tmp_path: Path) -> None:
+    for i in range(150):
+        builder.launch(f"tiny{i % 3}", at=20.0 * i, start=20.0 * i + 8, dur=2.0)
+    found = by_id(builder.analyze(tmp_path / "t.json").to_dict())
+    assert found["many-small-kernels"]["evidence"]["short_kernels"] == 150  # type: ignore[index]
+    # the GPU idles 80 % waiting for launches; with no CPU ops recorded, no CPU-time claim
+    assert "×" not in str(found["cpu-bottleneck"]["message"])
+
+
+def test_gemm_share_and_parent_op_fallback(builder: TraceBuilder, tmp_path: Path) -> None:
+    ext = builder.op("aten::mm", 0.0, 50.0)
+    builder.launch("my_custom_kernel_xyz", at=1.0, start=5.0, dur=80.0, ext=ext)
+    builder.launch("vectorized_elementwise_kernel", at=2.0, start=90.0, dur=20.0)
+    result = builder.analyze(tmp_path / "t.json").to_dict()
+    assert result["top_kernels"][0]["category"] == "gemm"  # via its CPU op
+    assert result["gemm_share"] == pytest.approx(0.8)
+    assert by_id(result)["gemm-heavy"]["severity"] == "warning"
+
+
+def test_user_rules_come_first(builder: TraceBuilder, tmp_path: Path) -> None:
+    builder.launch("my_custom_kernel_xyz", at=1.0, start=5.0, dur=8.0)
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"kernel_rules": [{"category": "attention", "pattern": "custom_kernel"}]}')
+    path = builder.write(tmp_path / "t.json")
+    result = gpuscope.analyze(path, categories=str(rules)).to_dict()
+    assert result["categories"]["attention"]["count"] == 1
+
+
+def test_cpu_only_trace(builder: TraceBuilder, tmp_path: Path) -> None:
+    builder.op("aten::add", 0.0, 10.0)
+    result = builder.analyze(tmp_path / "t.json").to_dict()
+    assert result["kernels"]["count"] == 0
+    assert result["verdict"]["bound"] == "no-gpu-activity"
+    assert "no-gpu-events" in [f["id"] for f in result["integrity"]]
+    assert result["findings"] == []
+
+
+def test_steps_count_kernels_launched_inside(builder: TraceBuilder, tmp_path: Path) -> None:
+    builder.annotation("ProfilerStep#1", 0.0, 100.0)
+    builder.annotation("ProfilerStep#2", 100.0, 100.0)
+    for i in range(3):
+        builder.launch("a", at=10.0 + i, start=50.0 + 5 * i, dur=1.0)
+    builder.launch("b", at=150.0, start=160.0, dur=1.0)
+    launch = builder.analyze(tmp_path / "t.json").to_dict()["launch"]
+    assert launch["steps"] == 2
+    assert launch["kernels_per_step"]["values"] == [3, 1]

@@ -1,0 +1,141 @@
+"""The streaming splitter: batch boundaries, damage and truncation, on small synthetic files.
+
+BATCH/BLOCK are shrunk so that every file is cut into many batches, which is where a splitter
+goes wrong (a `}` inside a string, nested lists of objects, keys after the event array).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuscope.errors import ReaderError
+from gpuscope.trace import _jsonstream
+from gpuscope.trace.readers.kineto import KinetoReader
+
+
+@pytest.fixture(autouse=True)
+def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_jsonstream, "BATCH", 300)
+    monkeypatch.setattr(_jsonstream, "BLOCK", 97)
+
+
+def kernel(i: int, name: str = "k", ts: float | None = None) -> dict[str, object]:
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "pid": 0,
+        "tid": 7,
+        "ts": 1000.0 + 10 * i if ts is None else ts,
+        "dur": 1.5,
+        "args": {"device": 0, "stream": 7, "correlation": i, "External id": i},
+    }
+
+
+def write(path: Path, doc: object, *, indent: int | None = None) -> str:
+    text = json.dumps(doc, indent=indent)
+    path.write_text(text)
+    return str(path)
+
+
+def read(path: str) -> tuple[int, int, tuple[str, ...]]:
+    trace = KinetoReader().read(path)
+    return len(trace.gpu), int(trace.gpu.dur.sum()), trace.meta.warnings
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_many_batches_keep_every_event(tmp_path: Path, indent: int | None) -> None:
+    events = [kernel(i, name=f"void k<{{lambda()#{i}}}, {{x}}>(int)") for i in range(200)]
+    path = write(tmp_path / "t.json", {"schemaVersion": 1, "traceEvents": events}, indent=indent)
+    count, total, warnings = read(path)
+    assert (count, total, warnings) == (200, 200 * 1500, ())
+
+
+def test_nested_objects_in_args_and_keys_after_the_array(tmp_path: Path) -> None:
+    events = [kernel(i) for i in range(50)]
+    for e in events:
+        e["args"]["nested"] = [{"a": 1}, {"b": [{"c": "}, {"}]}]  # type: ignore[index]
+    doc = {"traceEvents": events, "deviceProperties": [{"id": 0, "name": "H"}], "traceName": "x"}
+    path = write(tmp_path / "t.json", doc)
+    trace = KinetoReader().read(path)
+    assert len(trace.gpu) == 50
+    assert trace.meta.devices[0].name == "H"
+
+
+def test_bare_event_array(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.json", [kernel(i) for i in range(30)])
+    assert read(path)[0] == 30
+
+
+def test_truncated_file_keeps_complete_events(tmp_path: Path) -> None:
+    text = json.dumps({"traceEvents": [kernel(i) for i in range(100)]})
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) * 6 // 10])
+    count, _, warnings = read(str(cut))
+    assert 50 <= count < 100
+    assert warnings and warnings[0].startswith("truncated")
+
+
+def test_truncated_gzip_stream(tmp_path: Path) -> None:
+    data = gzip.compress(json.dumps({"traceEvents": [kernel(i) for i in range(400)]}).encode())
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    count, _, warnings = read(str(cut))
+    assert 0 < count < 400
+    assert warnings[0].startswith("truncated")
+
+
+def test_control_characters_and_bad_utf8_are_repaired(tmp_path: Path) -> None:
+    text = json.dumps({"traceEvents": [kernel(i, name=f"k{i}") for i in range(40)]}).encode()
+    damaged = text.replace(b'"k7"', b'"k\x017\xff"')
+    path = tmp_path / "bad.json"
+    path.write_bytes(damaged)
+    trace = KinetoReader().read(str(path))
+    assert len(trace.gpu) == 40
+    assert any("replaced" in w for w in trace.meta.warnings)
+
+
+def test_epoch_microseconds_keep_nanoseconds(tmp_path: Path) -> None:
+    text = (
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, '
+        '"ts": 1712195495519689.047, "dur": 1.001, "args": {"device": 0}}]}'
+    )
+    path = tmp_path / "epoch.json"
+    path.write_text(text)
+    trace = KinetoReader().read(str(path))
+    assert int(trace.gpu.start[0]) == 1712195495519689047
+    assert int(trace.gpu.dur[0]) == 1001
+
+
+def test_wrong_types_and_huge_integers_are_read_leniently(tmp_path: Path) -> None:
+    text = (
+        '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, '
+        '"ts": 10.5, "dur": 2, "args": {"device": 0, "correlation": 123456789012345678901234, '
+        '"stream": "0x7", "bytes": "64"}}]}'
+    )
+    path = tmp_path / "loose.json"
+    path.write_text(text)
+    trace = KinetoReader().read(str(path))
+    assert int(trace.gpu.start[0]) == 10_500
+    assert int(trace.gpu.correlation[0]) == -1
+    assert int(trace.gpu.stream[0]) == 7
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"", "empty"),
+        (b'{"a": 1}', "traceEvents"),
+        (b"\x00\x01garbage", "not JSON"),
+        (b'{"traceEvents": [', "no events"),
+    ],
+)
+def test_not_a_trace(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(ReaderError, match=expected):
+        KinetoReader().read(str(path))
