@@ -48,6 +48,7 @@ def overlap_with(start: I64, end: I64, lo: I64, hi: I64) -> I64:
 def take(values: I64, index: I64, missing: I64 | int) -> I64:
     """values[index] where index >= 0, else `missing` (also when `values` is empty)."""
     if len(values) == 0:
-        return np.broadcast_to(np.asarray(missing, np.int64), index.shape).copy()
+        filled: I64 = np.full(index.shape, missing, np.int64)
+        return filled
     result: I64 = np.where(index >= 0, values[np.maximum(index, 0)], missing)
     return result
