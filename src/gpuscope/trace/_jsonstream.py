@@ -161,7 +161,7 @@ class EventStream:
                 yield batch
             if len(buf) == size_before or not batch:
                 break
-        self._finish(buf, truncated)
+        self._finish(buf)
 
     def _check_header_start(self, buf: bytes) -> None:
         first = _skip_ws(buf, 0)
@@ -233,7 +233,7 @@ class EventStream:
         self.report.repaired_batches += 1
         return events, end
 
-    def _finish(self, rest: bytes, truncated: bool) -> None:
+    def _finish(self, rest: bytes) -> None:
         tail = rest.lstrip()
         if tail.startswith(b"]"):
             trailer = tail[1:].lstrip()
@@ -242,11 +242,6 @@ class EventStream:
             return
         self.report.truncated = True
         self.report.dropped_bytes = len(rest)
-        if not truncated and tail:
-            self.report.warnings.append(
-                f"the event array does not close: {len(rest)} bytes after the last complete "
-                "event were ignored (file cut short?)"
-            )
 
 
 def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
