@@ -198,12 +198,14 @@ def test_several_traces_give_one_report_each_and_a_combined_table(
     names = ("first_trace.json.gz", "second_trace.json.gz")
     for name in names:
         (tmp_path / name).write_bytes(source[0].read_bytes())
-    result = run("analyze", *names, cwd=tmp_path)
+    result = run("analyze", *names, "--json", "both.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for name in names:
         stem = name.removesuffix(".json.gz")
         # once in its own report, once in the combined table
         assert result.stdout.count(stem) >= 2, result.stdout[-3000:]
+    reports = json.loads((tmp_path / "both.json").read_text())["reports"]
+    assert [r["schema"] for r in reports] == ["gpuscope.analysis/1"] * len(names)
 
 
 # -- start-up stays light ----------------------------------------------------------------------
