@@ -7,6 +7,7 @@ the monitor record nothing rather than break the benchmark; `source` says what w
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -69,7 +70,9 @@ class PollingMonitor:
 
 
 def _nvml_reader(torch: Any, index: int, clock: Clock) -> Callable[[], ClockSample]:
-    import pynvml
+    with warnings.catch_warnings():  # some pynvml builds warn on import about packaging
+        warnings.simplefilter("ignore")
+        import pynvml
 
     from gpuscope.timing.env import visible_index
 

@@ -6,6 +6,7 @@ import os
 import platform
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,7 +50,9 @@ def cpu_environment(where: Path | None = None) -> Environment:
 def nvidia_driver() -> str | None:
     """The NVIDIA kernel driver's version, from NVML or /proc."""
     try:
-        import pynvml
+        with warnings.catch_warnings():  # some pynvml builds warn on import about packaging
+            warnings.simplefilter("ignore")
+            import pynvml
 
         pynvml.nvmlInit()
         version = pynvml.nvmlSystemGetDriverVersion()

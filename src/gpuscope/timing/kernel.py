@@ -56,16 +56,6 @@ def device_events(trace: dict[str, Any]) -> list[DeviceEvent]:
     return sorted(found, key=lambda e: e.ts)
 
 
-def _split(events: Sequence[DeviceEvent], marker: str) -> list[list[DeviceEvent]]:
-    segments: list[list[DeviceEvent]] = [[]]
-    for event in events:
-        if event.name == marker:
-            segments.append([])
-        else:
-            segments[-1].append(event)
-    return segments
-
-
 def _strip(segment: list[DeviceEvent], signature: Sequence[str]) -> list[DeviceEvent]:
     k = len(signature)
     if k and [e.name for e in segment[-k:]] == list(signature):
@@ -74,16 +64,17 @@ def _strip(segment: list[DeviceEvent], signature: Sequence[str]) -> list[DeviceE
 
 
 def marker_name(events: Sequence[DeviceEvent], calls: int) -> str:
-    """The marker kernel: the first event's name if it occurs calls + 1 times, else the spin
-    or sleep kernel that does (in case the profiler dropped or added something at the start)."""
+    """The marker kernel: a spin/sleep kernel occurring calls + 1 times (or calls, when the
+    profiler dropped the very first one); failing that, the first event's kernel."""
     if not events:
         raise ToolError("the profiler recorded no device activity; is the GPU profiler usable?")
     counts = Counter(e.name for e in events)
-    if counts[events[0].name] == calls + 1:
+    right = [name for name, count in counts.items() if count in (calls, calls + 1)]
+    spins = [name for name in right if "spin" in name.lower() or "sleep" in name.lower()]
+    if spins:
+        return spins[0]
+    if events[0].name in right:
         return events[0].name
-    for name, count in counts.items():
-        if count == calls + 1 and ("spin" in name.lower() or "sleep" in name.lower()):
-            return name
     raise ToolError(
         f"no marker kernel occurs {calls + 1} times among {len(events)} device events; "
         "another process or stream may be using the GPU, or the profiler dropped kernels"
@@ -91,13 +82,19 @@ def marker_name(events: Sequence[DeviceEvent], calls: int) -> str:
 
 
 def split_calls(events: Sequence[DeviceEvent], calls: int) -> list[list[DeviceEvent]]:
-    """Per-call device events of a marker-separated sequence (see the module docstring)."""
+    """Per-call device events of a marker-separated sequence (see the module docstring).
+
+    The last `calls` markers open the calls; what lies between the marker before them (or the
+    start) and the first call's marker is the flush's signature, stripped from each call's end.
+    """
     marker = marker_name(events, calls)
-    first = next(i for i, e in enumerate(events) if e.name == marker)
-    segments = _split(events[first + 1 :], marker)
-    signature = [e.name for e in segments[0]]
-    body = segments[1:]
-    return [_strip(s, signature) for s in body[:-1]] + [body[-1]]
+    marks = [i for i, e in enumerate(events) if e.name == marker]
+    opens = marks[-calls:]
+    before = marks[-calls - 1] if len(marks) > calls else -1
+    signature = [e.name for e in events[before + 1 : opens[0]]]
+    ends = [*opens[1:], len(events)]
+    segments = [list(events[i + 1 : j]) for i, j in zip(opens, ends, strict=True)]
+    return [_strip(s, signature) for s in segments[:-1]] + [segments[-1]]
 
 
 def split_by_count(events: Sequence[DeviceEvent], calls: int) -> list[list[DeviceEvent]]:

@@ -63,9 +63,15 @@ def test_marker_is_found_even_if_something_precedes_it() -> None:
     assert [len(g) for g in groups] == [2, 2]
 
 
+@pytest.mark.parametrize("flush", [False, True])
+def test_a_dropped_first_marker_is_tolerated(flush: bool) -> None:
+    groups = split_calls(_sequence(3, flush)[1:], 3)
+    assert [[e.name for e in g] for g in groups] == [["gemm", "bias"]] * 3
+
+
 def test_missing_markers_are_an_error() -> None:
     with pytest.raises(ToolError, match="marker"):
-        split_calls(_sequence(3, False), 4)
+        split_calls(_sequence(3, False), 5)
     with pytest.raises(ToolError, match="no device activity"):
         split_calls([], 1)
 
