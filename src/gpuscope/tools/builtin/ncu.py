@@ -1,0 +1,40 @@
+"""`ncu`: Nsight Compute per-kernel metrics, with `--clock-control none` by default so that
+durations compare with free-running timings. The `.ncu-rep` report is exported in teardown
+to CSV, both pages: `ncu_raw.csv` (one row per kernel) and `ncu_details.csv` (long format).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuscope.tools.builtin._base import WrapperTool, run_logged
+from gpuscope.tools.tool import RunContext
+
+OUTPUT = "ncu_output"
+PAGES = ("raw", "details")
+
+
+class NcuTool(WrapperTool):
+    def setup(self, ctx: RunContext) -> None:
+        (ctx.run_dir / OUTPUT).mkdir(exist_ok=True)
+        super().setup(ctx)
+
+    def teardown(self, ctx: RunContext) -> None:
+        super().teardown(ctx)
+        out = ctx.run_dir / OUTPUT
+        reports = sorted(out.glob("*.ncu-rep"))
+        if not reports:
+            ctx.notes.warn(f"{self.name}: ncu wrote no .ncu-rep under {OUTPUT}/")
+        ncu = self.prefix(ctx)[0]
+        for report in reports:
+            for page in PAGES:
+                self._export(ctx, ncu, report, page)
+
+    def _export(self, ctx: RunContext, ncu: str, report: Path, page: str) -> None:
+        out = ctx.run_dir / OUTPUT
+        stem = "ncu" if report.stem == "report" else report.stem
+        csv = out / f"{stem}_{page}.csv"
+        argv = [ncu, "--import", str(report), "--csv", "--page", page]
+        code = run_logged(argv, out / "export.log", ctx.base_env, stdout=csv)
+        if code != 0:
+            ctx.notes.warn(f"{self.name}: ncu --import --page {page} exited with {code}")

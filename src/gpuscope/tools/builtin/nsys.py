@@ -1,0 +1,34 @@
+"""`nsys`: Nsight Systems timeline; the report is exported to SQLite for `gpuscope analyze`.
+
+The export runs in teardown, so a run that crashed or was interrupted still gets it when nsys
+managed to write its report. Note that nsys stores the profiled process's whole environment
+in the report (and the SQLite export): scrub both before sharing them.
+"""
+
+from __future__ import annotations
+
+from gpuscope.tools.builtin._base import WrapperTool, run_logged
+from gpuscope.tools.tool import RunContext
+
+OUTPUT = "nsys_output"
+
+
+class NsysTool(WrapperTool):
+    def setup(self, ctx: RunContext) -> None:
+        (ctx.run_dir / OUTPUT).mkdir(exist_ok=True)
+        super().setup(ctx)
+
+    def teardown(self, ctx: RunContext) -> None:
+        super().teardown(ctx)
+        out = ctx.run_dir / OUTPUT
+        reports = sorted(out.glob("*.nsys-rep"))
+        if not reports:
+            ctx.notes.warn(f"{self.name}: nsys wrote no .nsys-rep under {OUTPUT}/")
+        nsys = self.prefix(ctx)[0]
+        for report in reports:
+            sqlite = report.with_suffix(".sqlite")
+            argv = [nsys, "export", "--type=sqlite", "--force-overwrite=true",
+                    f"--output={sqlite}", str(report)]  # fmt: skip
+            code = run_logged(argv, out / "export.log", ctx.base_env)
+            if code != 0:
+                ctx.notes.warn(f"{self.name}: nsys export of {report.name} exited with {code}")

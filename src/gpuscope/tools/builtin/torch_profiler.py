@@ -1,0 +1,90 @@
+"""`torch_profiler`: torch.profiler around an unmodified Python program, then `gpuscope analyze`.
+
+The hook (`_kineto_hook.py`, copied as `sitecustomize.py`) is injected through PYTHONPATH;
+each Python process that imports torch writes `torch_profiler_output/<host>_<pid>.pt.trace.json.gz`.
+In teardown every trace is analysed with `gpuscope.analyze`; the summary goes next to it as
+`<trace>.analysis.json`. An analysis that fails is a warning in the manifest, never a failed run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuscope.tools.builtin import _kineto_hook
+from gpuscope.tools.builtin._base import WrapperTool
+from gpuscope.tools.tool import Layer, RunContext
+
+OUTPUT = "torch_profiler_output"
+HOOK_DIR = ".gpuscope/torch_hook"
+TRACE_GLOB = "*.pt.trace.json*"
+
+
+class TorchProfilerTool(WrapperTool):
+    @contextmanager
+    def open(self, ctx: RunContext) -> Iterator[Layer]:
+        out = ctx.run_dir / OUTPUT
+        out.mkdir(exist_ok=True)
+        hook = _install_hook(ctx.run_dir / HOOK_DIR)
+        self.setup(ctx)
+        env = {**self.env(ctx), **_hook_env(hook, out, ctx)}
+        try:
+            yield Layer(tool=self.name, argv=self.prefix(ctx), env=env)
+        finally:
+            self.teardown(ctx)
+            analyze_traces(out, ctx)
+
+
+def _install_hook(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_kineto_hook.__file__, folder / "sitecustomize.py")
+    return folder
+
+
+def _hook_env(hook: Path, out: Path, ctx: RunContext) -> dict[str, str]:
+    existing = ctx.base_env.get("PYTHONPATH", "")
+    path = f"{hook}{os.pathsep}{existing}" if existing else str(hook)
+    return {"PYTHONPATH": path, _kineto_hook.DIR_VAR: str(out)}
+
+
+def analyze_traces(out: Path, ctx: RunContext) -> None:
+    for error in sorted(out.glob("*.error.txt")):
+        ctx.notes.warn(f"torch_profiler: {error.name}: {error.read_text().strip()}")
+    traces = sorted(out.glob(TRACE_GLOB))
+    if not traces:
+        ctx.notes.warn(
+            "torch_profiler: no trace was written; the program must be Python, import torch, "
+            "and exit normally (not python -I/-S, not os._exit or kill -9)"
+        )
+    for trace in traces:
+        _analyze_one(trace, ctx)
+
+
+def _analyze_one(trace: Path, ctx: RunContext) -> None:
+    try:
+        import gpuscope
+
+        analysis = gpuscope.analyze(str(trace))
+        summary = trace.with_name(trace.name.split(".pt.trace")[0] + ".analysis.json")
+        summary.write_text(json.dumps(_plain(analysis), indent=2, default=str) + "\n")
+    except Exception as error:  # the trace is kept; its analysis is best effort
+        problem = f"{type(error).__name__}: {error}"
+        ctx.notes.warn(f"torch_profiler: gpuscope analyze {trace.name}: {problem}")
+
+
+def _plain(analysis: Any) -> Any:
+    """The analysis as JSON-able data, whichever shape the analysis API returns."""
+    for method in ("to_json_dict", "to_dict", "as_dict"):
+        if callable(getattr(analysis, method, None)):
+            return getattr(analysis, method)()
+    if callable(getattr(analysis, "to_json", None)):
+        return json.loads(analysis.to_json())
+    if is_dataclass(analysis) and not isinstance(analysis, type):
+        return asdict(analysis)
+    return analysis

@@ -1,0 +1,81 @@
+"""`manifest.json`: what a run did, written when it starts and rewritten when it ends.
+
+Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
+
+    schema, run_id, run_dir, gpuscope_version,
+    status            "running" | "exited" | "killed" | "not_started"
+    command           the wrapped command as given (argv list)
+    argv              the full command line that ran, tools' wrappers included
+    cwd, env          env = the variables gpuscope added or changed for the command
+    tools             [{name, kind, vendor, argv, env, description, user_cmd}] innermost first;
+                      argv is the prefix applied ([] if merged into an identical one)
+    host              {hostname, platform, python, cpus}
+    gpu_vendor, gpus  [{index, name, vendor, arch, memory_bytes}]
+    started_at, ended_at   UTC, ISO 8601;  duration_s (monotonic)
+    child_pid, exit_code, signal   signal = name of the signal that killed the command
+    signals           {received: [...], forwarded: [...]} by gpuscope during the run
+    files             [{path, bytes}] relative to run_dir
+    warnings, error
+
+A run killed with gpuscope itself (kill -9) keeps the start manifest with status "running".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "gpuscope.run/1"
+FILE_NAME = "manifest.json"
+
+
+@dataclass
+class Manifest:
+    run_id: str
+    run_dir: str
+    gpuscope_version: str
+    command: list[str]
+    cwd: str
+    host: dict[str, Any]
+    gpu_vendor: str | None
+    gpus: list[dict[str, Any]]
+    started_at: str
+    schema: str = SCHEMA
+    status: str = "running"
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    ended_at: str | None = None
+    duration_s: float | None = None
+    child_pid: int | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    signals: dict[str, list[str]] = field(default_factory=lambda: {"received": [], "forwarded": []})
+    files: list[dict[str, object]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"schema": data.pop("schema"), **data}
+
+    def write(self) -> Path:
+        """Write atomically to `<run_dir>/manifest.json` (a reader never sees half a file)."""
+        path = Path(self.run_dir) / FILE_NAME
+        temporary = path.with_name(f".{FILE_NAME}.tmp")
+        temporary.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+        return path
+
+
+def utc_iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / FILE_NAME).read_text(encoding="utf-8"))
+    return data

@@ -1,0 +1,97 @@
+"""Tool kinds by name: built-ins and third-party plugins registered the same way.
+
+A *kind* is an implementation (`rocprof`, `sampler`, `library_trace`, ...); a *tool* is a named
+entry of tools.json that says which kind runs it and with what cmd and env. Third-party kinds
+come from the `gpuscope.tools` entry-point group; each entry point loads a `ToolKind`.
+Registering a name twice raises.
+
+    >>> registry = Registry()
+    >>> registry.register(ToolKind("mine", lambda configs: MyTool(configs[0])))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+
+from gpuscope.errors import ConfigError
+from gpuscope.tools.config import GENERIC_KIND, ToolConfig
+from gpuscope.tools.tool import Tool
+
+ENTRY_POINT_GROUP = "gpuscope.tools"
+
+
+@dataclass(frozen=True)
+class ToolKind:
+    """An implementation of tools. With `shared`, all tools of this kind in one run become
+    one `Tool` (all library tracers write one `library_trace.csv`)."""
+
+    name: str
+    factory: Callable[[Sequence[ToolConfig]], Tool]
+    shared: bool = False
+
+
+class Registry:
+    """Name -> ToolKind; duplicate names raise."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, ToolKind] = {}
+
+    def register(self, kind: ToolKind) -> None:
+        if kind.name in self._kinds:
+            raise ValueError(f"tool kind {kind.name!r} is already registered")
+        self._kinds[kind.name] = kind
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._kinds
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._kinds))
+
+    def kind_of(self, config: ToolConfig) -> ToolKind:
+        """The kind that runs `config`: its `kind`, else one named like it, else `command`."""
+        name = config.kind or (config.name if config.name in self._kinds else GENERIC_KIND)
+        if name not in self._kinds:
+            raise ConfigError(
+                f"tool {config.name!r} names kind {name!r}, which is not installed; "
+                f"known kinds: {', '.join(self)}"
+            )
+        return self._kinds[name]
+
+
+def default_registry() -> Registry:
+    """A fresh registry with the built-in kinds and any installed plugins."""
+    from gpuscope.tools.builtin import register_builtins
+
+    registry = Registry()
+    register_builtins(registry)
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        registry.register(entry.load())
+    return registry
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A tool ready to run, with the kind and the config(s) it came from."""
+
+    tool: Tool
+    kind: str
+    configs: tuple[ToolConfig, ...]
+
+
+def instantiate(configs: Sequence[ToolConfig], registry: Registry) -> list[Planned]:
+    """One Tool per config, in order; configs of a shared kind become one Tool placed at
+    the first of them."""
+    groups: dict[str, list[ToolConfig]] = {}
+    order: list[tuple[ToolKind, list[ToolConfig]]] = []
+    for config in configs:
+        kind = registry.kind_of(config)
+        if kind.shared and kind.name in groups:
+            groups[kind.name].append(config)
+            continue
+        group = [config]
+        if kind.shared:
+            groups[kind.name] = group
+        order.append((kind, group))
+    return [Planned(kind.factory(group), kind.name, tuple(group)) for kind, group in order]

@@ -1,0 +1,286 @@
+"""`gpuscope run` as a library call: check, create the run directory, stack the tools, run
+the command, tear down, write the manifest.
+
+    >>> from gpuscope.tools import RunRequest, load_catalog, resolve, run
+    >>> tools = resolve([ToolRequest("rocprof")], load_catalog())          # doctest: +SKIP
+    >>> request = RunRequest(command=("python3", "train.py"), tools=tuple(tools))
+    >>> result = run(request)                                               # doctest: +SKIP
+    >>> result.exit_code, result.run_dir                                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gpuscope import __version__
+from gpuscope.errors import GpuscopeError, InputError, ToolError
+from gpuscope.tools.child import ChildResult, Signals, deferred_signals, run_child
+from gpuscope.tools.config import ToolConfig
+from gpuscope.tools.host import HostInfo, detect_host
+from gpuscope.tools.manifest import Manifest, utc_iso
+from gpuscope.tools.registry import Planned, Registry, default_registry, instantiate
+from gpuscope.tools.rundir import create_run_dir, list_files
+from gpuscope.tools.stack import Composition, compose, open_layers
+from gpuscope.tools.tool import Layer, Notes, RunContext
+
+Progress = Callable[[str], None]
+
+
+class CommandNotFound(InputError):
+    """The command to run does not exist: exit 127, as shells, `env` and `timeout` do."""
+
+    exit_code = 127
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    command: tuple[str, ...]
+    tools: tuple[ToolConfig, ...] = ()
+    output_dir: Path = Path("gpuscope-runs")
+    gpu_vendor: str | None = None
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # context env_vars
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    run_dir: Path
+    exit_code: int
+    manifest: Manifest
+
+
+def run(
+    request: RunRequest,
+    *,
+    registry: Registry | None = None,
+    env: Mapping[str, str] | None = None,
+    host: HostInfo | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run `request.command` inside its tools; raise before starting if a tool cannot work."""
+    if not request.command:
+        raise InputError("nothing to run: give the command after --, e.g. gpuscope run -- ./app")
+    host = host if host is not None else detect_host()
+    planned = instantiate(request.tools, registry or default_registry())
+    ctx = _context(request, host, env)
+    _preflight(planned, ctx)
+    started = datetime.now(timezone.utc)
+    run_id, run_dir = create_run_dir(request.output_dir, started)
+    ctx = replace(ctx, run_dir=run_dir.resolve(), run_id=run_id)
+    manifest = _start_manifest(request, ctx, host, started)
+    if progress is not None:
+        progress(f"run {run_id} -> {run_dir}")
+    exit_code = _run_recorded(planned, ctx, manifest)
+    return RunResult(run_id=run_id, run_dir=run_dir, exit_code=exit_code, manifest=manifest)
+
+
+def _context(request: RunRequest, host: HostInfo, env: Mapping[str, str] | None) -> RunContext:
+    base = {**(os.environ if env is None else env), **request.env_vars}
+    return RunContext(
+        run_dir=request.output_dir,
+        run_id="",
+        command=request.command,
+        base_env=base,
+        vendor=request.gpu_vendor or host.vendor,
+        model=request.model or model_name(request.command),
+        notes=Notes(),
+    )
+
+
+def model_name(command: Sequence[str]) -> str:
+    """A label for library_trace.csv's `model`: the script if there is one, else the program."""
+    script = next((a for a in command[1:] if a.endswith(".py") and not a.startswith("-")), None)
+    return Path(script or command[0]).stem
+
+
+def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
+    problems = [p for p in (_vendor_problem(c, ctx) for t in planned for c in t.configs) if p]
+    for item in planned:
+        try:
+            item.tool.check(ctx)
+        except ToolError as error:
+            problems.append(str(error))
+    if ctx.which(ctx.command[0]) is None:
+        raise CommandNotFound(f"command not found: {ctx.command[0]} (not on PATH, not a file)")
+    if problems:
+        raise ToolError("; ".join(problems))
+
+
+def _vendor_problem(config: ToolConfig, ctx: RunContext) -> str | None:
+    if config.vendor is None or ctx.vendor is None or config.vendor == ctx.vendor:
+        return None
+    instead = config.options.get("counterpart")
+    hint = f"use {instead} instead" if instead else f"drop the {config.name} tool"
+    return f"{config.name} works on {config.vendor} GPUs, but this run is on {ctx.vendor}: {hint}"
+
+
+def _start_manifest(
+    request: RunRequest, ctx: RunContext, host: HostInfo, started: datetime
+) -> Manifest:
+    manifest = Manifest(
+        run_id=ctx.run_id,
+        run_dir=str(ctx.run_dir),
+        gpuscope_version=__version__,
+        command=list(request.command),
+        cwd=os.getcwd(),
+        host=_host_facts(),
+        gpu_vendor=ctx.vendor,
+        gpus=[gpu.to_dict() for gpu in host.gpus],
+        started_at=utc_iso(started),
+        env=dict(request.env_vars),
+    )
+    manifest.write()
+    return manifest
+
+
+def _host_facts() -> dict[str, object]:
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+    }
+
+
+def _run_recorded(planned: Sequence[Planned], ctx: RunContext, manifest: Manifest) -> int:
+    """Run the stack; whatever happens, rewrite the manifest with what is known."""
+    signals = Signals()
+    started = time.monotonic()
+    try:
+        with deferred_signals(signals):
+            child = _run_stack(planned, ctx, manifest, signals)
+    except BaseException as error:
+        _record_failure(manifest, error)
+        raise
+    finally:
+        _finish(manifest, ctx, signals, time.monotonic() - started)
+    return _record_child(manifest, child, signals)
+
+
+def _record_failure(manifest: Manifest, error: BaseException) -> None:
+    if manifest.child_pid is None:
+        manifest.status = "not_started"
+    detail = str(error) if isinstance(error, GpuscopeError) else f"{type(error).__name__}: {error}"
+    manifest.error = detail
+
+
+def _run_stack(
+    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, signals: Signals
+) -> ChildResult | None:
+    with ExitStack() as stack:
+        stack.callback(ctx.notes.run_deferred)  # registered first: runs after every teardown
+        layers = open_layers(stack, [p.tool for p in planned], ctx)
+        composition = compose(layers, ctx.command, ctx.notes)
+        env = _child_env(ctx, composition)
+        _record_stack(manifest, planned, layers, composition, env)
+        if signals.pending_stop():
+            return None
+        argv = (_resolve(composition.argv[0], env), *composition.argv[1:])
+        return _run_marked(argv, env, layers, signals, manifest)
+
+
+def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
+    own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id}
+    return {**ctx.base_env, **composition.env, **own}
+
+
+def _resolve(program: str, env: Mapping[str, str]) -> str:
+    found = RunContext(Path(), "", (), env).which(program)
+    if found is None:
+        raise CommandNotFound(f"command not found: {program}")
+    return found
+
+
+def _run_marked(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    layers: Sequence[Layer],
+    signals: Signals,
+    manifest: Manifest,
+) -> ChildResult:
+    tee: dict[str, list[Path]] = {}
+    for layer in layers:
+        for stream, path in layer.tee.items():
+            tee.setdefault(stream, []).append(path)
+    _mark(layers, "workload_start")
+    try:
+        return run_child(argv, env, signals, lambda pid: _started(manifest, pid), tee)
+    finally:
+        _mark(layers, "workload_end")
+
+
+def _started(manifest: Manifest, pid: int) -> None:
+    manifest.child_pid = pid
+    manifest.write()
+
+
+def _mark(layers: Sequence[Layer], label: str) -> None:
+    for layer in layers:
+        if layer.on_mark is not None:
+            layer.on_mark(label)
+
+
+def _record_stack(
+    manifest: Manifest,
+    planned: Sequence[Planned],
+    layers: Sequence[Layer],
+    composition: Composition,
+    env: Mapping[str, str],
+) -> None:
+    pairs = zip(planned, layers, strict=True)
+    manifest.tools = [_tool_entry(p, layer, composition) for p, layer in pairs]
+    manifest.argv = list(composition.argv)
+    manifest.env = {**manifest.env, **composition.env}
+    manifest.env.update({k: env[k] for k in ("GPUSCOPE_RUN_DIR", "GPUSCOPE_RUN_ID")})
+    manifest.write()
+
+
+def _tool_entry(planned: Planned, layer: Layer, composition: Composition) -> dict[str, object]:
+    configs = planned.configs
+    return {
+        "name": planned.tool.name,
+        "names": [c.name for c in configs],
+        "kind": planned.kind,
+        "vendor": configs[0].vendor,
+        "description": configs[0].description,
+        "argv": list(composition.applied.get(layer.tool, ())),
+        "env": dict(layer.env),
+        "tee": {stream: path.name for stream, path in layer.tee.items()},
+        "user_cmd": any(c.user_cmd for c in configs),
+    }
+
+
+def _record_child(manifest: Manifest, child: ChildResult | None, signals: Signals) -> int:
+    if child is None:  # interrupted before the command started
+        first = signals.received[0] if signals.received else "SIGINT"
+        manifest.status, manifest.error = "not_started", f"interrupted by {first} before start"
+        manifest.exit_code = 128 + _signal_number(first)
+    else:
+        manifest.status = "killed" if child.signal else "exited"
+        manifest.exit_code, manifest.signal = child.exit_code, child.signal
+    manifest.write()
+    return manifest.exit_code
+
+
+def _signal_number(name: str) -> int:
+    return int(signal.Signals[name])
+
+
+def _finish(manifest: Manifest, ctx: RunContext, signals: Signals, elapsed: float) -> None:
+    manifest.ended_at = utc_iso(datetime.now(timezone.utc))
+    manifest.duration_s = round(elapsed, 6)
+    manifest.signals = {"received": signals.received, "forwarded": signals.forwarded}
+    manifest.warnings = list(ctx.notes.warnings)
+    manifest.files = list_files(ctx.run_dir)
+    manifest.write()

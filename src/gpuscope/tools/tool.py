@@ -1,0 +1,92 @@
+"""The `Tool` contract: one profiler, tracer or sampler that can wrap a command.
+
+A tool is checked before anything starts (`check`, no side effects), then opened as a context
+manager around the wrapped command (`open`): setup before `yield`, teardown after it. What it
+yields is a `Layer`: the argv prefix and environment it adds, and a hook for the workload's
+start and end marks. Tools stack (see `stack.py`); teardown runs even when the command fails
+or is interrupted, because the layers live on one `contextlib.ExitStack`.
+
+    >>> class Echo:
+    ...     name = "echo"
+    ...     def check(self, ctx): pass
+    ...     @contextlib.contextmanager
+    ...     def open(self, ctx):
+    ...         yield Layer(tool="echo", argv=("echo",))    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+Mark = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """What one opened tool adds around the command."""
+
+    tool: str
+    argv: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    on_mark: Mark | None = None
+    tee: Mapping[str, Path] = field(default_factory=dict)  # "stdout"/"stderr" -> copy here
+
+
+@dataclass
+class Notes:
+    """Warnings gathered during a run, and work deferred until every tool has torn down."""
+
+    warnings: list[str] = field(default_factory=list)
+    _deferred: dict[str, Callable[[], None]] = field(default_factory=dict)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def defer(self, key: str, action: Callable[[], None]) -> None:
+        """Run `action` once, after all teardowns; the same key registered twice runs once."""
+        self._deferred.setdefault(key, action)
+
+    def run_deferred(self) -> None:
+        for key, action in self._deferred.items():
+            try:
+                action()
+            except Exception as error:  # a failed plot must not lose the run's outputs
+                self.warn(f"{key}: {type(error).__name__}: {error}")
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a tool may look at: where the run lives, the host, the child's base env."""
+
+    run_dir: Path
+    run_id: str
+    command: tuple[str, ...]
+    base_env: Mapping[str, str]
+    vendor: str | None = None
+    model: str = ""
+    notes: Notes = field(default_factory=Notes)
+
+    def which(self, program: str) -> str | None:
+        """`program`'s path on the child's PATH (or itself if it names an existing file)."""
+        if "/" in program:
+            path = Path(program)
+            return str(path) if path.is_file() else None
+        return shutil.which(program, path=self.base_env.get("PATH", ""))
+
+
+class Tool(Protocol):
+    """A profiler, tracer or sampler; see the module docstring."""
+
+    name: str
+
+    def check(self, ctx: RunContext) -> None:
+        """Raise `ToolError` if this tool cannot work here; no side effects."""
+
+    def open(self, ctx: RunContext) -> AbstractContextManager[Layer]:
+        """Set up, yield the layer, tear down (also after failure or interruption)."""
+        ...
