@@ -1,0 +1,330 @@
+"""`gpuscope run` through the real CLI, with the fake GPU tools (tests/fakes/bin) on PATH."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE_BIN = REPO / "tests" / "fakes" / "bin"
+REFERENCE = REPO / ".." / "shared" / "reference"
+PY = sys.executable
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "FAKE_TOOL_LOG": str(tmp_path / "tools.log"),
+        "PYTHONPATH": str(REPO / "src"),
+    }
+
+
+def gpuscope(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [PY, "-m", "gpuscope", "run", "--output-dir", str(tmp_path / "runs"), *args]
+    return subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+
+def run_dirs(tmp_path: Path) -> list[Path]:
+    runs = tmp_path / "runs"
+    return sorted(runs.iterdir()) if runs.is_dir() else []
+
+
+def manifest(run_dir: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((run_dir / "manifest.json").read_text())
+    return data
+
+
+def tool_log(tmp_path: Path) -> list[dict[str, object]]:
+    lines = (tmp_path / "tools.log").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def reference(*parts: str) -> Path:
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared reference file not found: {path}")
+    return path
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_the_exit_code_is_the_commands(tmp_path: Path, env: dict[str, str], code: int) -> None:
+    done = gpuscope(tmp_path, env, "--tools", "rocprof", "--", PY, "-c", f"exit({code})")
+    assert done.returncode == code, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["schema"] == "gpuscope.run/1"
+    assert (data["status"], data["exit_code"], data["signal"]) == ("exited", code, None)
+    assert any(f["path"].endswith("_kernel_trace.csv") for f in data["files"])  # type: ignore[attr-defined]
+
+
+def test_kill_9_gives_137_and_library_rows_survive(tmp_path: Path, env: dict[str, str]) -> None:
+    log = reference("formats", "cublas-log", "cublas_api.log")
+    app = script(
+        tmp_path,
+        "app.py",
+        f"""
+        import os, shutil, signal
+        dest = os.environ["CUBLAS_LOGDEST_DBG"].replace("%i", str(os.getpid()))
+        shutil.copyfile({str(log)!r}, dest)  # what cuBLAS writes as the program runs
+        os.kill(os.getpid(), signal.SIGKILL)
+    """,
+    )
+    done = gpuscope(tmp_path, env, "--tools", "cublas_trace", "--", PY, app)
+    assert done.returncode == 128 + signal.SIGKILL
+    (run_dir,) = run_dirs(tmp_path)
+    assert (manifest(run_dir)["status"], manifest(run_dir)["signal"]) == ("killed", "SIGKILL")
+    with (run_dir / "library_trace.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(r["library"] == "cublas" and r["model"] == "app" for r in rows)
+    assert list(rows[0])[:6] == ["jobid", "created_date", "model", "library", "config", "calls"]
+
+
+def test_sigint_mid_run_is_forwarded_and_teardown_still_runs(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    ready = tmp_path / "ready"
+    app = script(
+        tmp_path,
+        "app.py",
+        f"""
+        import time
+        open({str(ready)!r}, "w").close()
+        time.sleep(30)
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "--output-dir", str(tmp_path / "runs"),
+            "--tools", "nsys", "--", PY, app]  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["signals"] == {"received": ["SIGINT"], "forwarded": ["SIGINT"]}
+    assert (run_dir / "nsys_output" / "report.nsys-rep").exists()
+    assert (run_dir / "nsys_output" / "report.sqlite").exists()  # exported in teardown
+
+
+def test_stacking_order_and_identical_wrappers_once(tmp_path: Path, env: dict[str, str]) -> None:
+    events = tmp_path / "events.txt"
+    step = script(
+        tmp_path,
+        "step.py",
+        f"""
+        import os, sys
+        open({str(events)!r}, "a").write(" ".join(sys.argv[1:3]) + "\\n")
+        if sys.argv[1] == "enter":
+            os.execvp(sys.argv[3], sys.argv[3:])
+    """,
+    )
+
+    def tool(name: str, wrapper: str) -> dict[str, object]:
+        return {
+            "cmd": f"{PY} {step} enter {wrapper}",
+            "pre_scripts": [{"path": step, "args": f"pre {name}"}],
+            "post_scripts": [{"path": step, "args": f"post {name}"}],
+            "env_vars": {f"FAKE_ENV_{name}": "1"},
+        }
+
+    config = tmp_path / "tools.json"
+    names = {"A": "A", "B": "B", "C": "C", "A2": "A"}  # A2's wrapper is identical to A's
+    config.write_text(json.dumps({"tools": {n: tool(n, w) for n, w in names.items()}}))
+    done = gpuscope(tmp_path, env, "--tools-config", str(config), "--tools", "A,B,A2,C",
+                    "--", PY, step, "app", "ran")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert events.read_text().split("\n")[:-1] == [
+        "pre C", "pre A2", "pre B", "pre A",  # setup: outermost first
+        "enter C", "enter B", "enter A", "app ran",  # C wraps B wraps A (A2 = A, applied once)
+        "post A", "post B", "post A2", "post C",  # teardown: innermost first
+    ]  # fmt: skip
+    tools = manifest(run_dirs(tmp_path)[0])["tools"]
+    assert [t["argv"] == [] for t in tools] == [False, False, True, False]  # type: ignore[index,union-attr]
+
+
+def test_context_env_reaches_the_command_and_sampler_settings_do_not(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    context = {
+        "env_vars": {"FAKE_ENV_CONTEXT": "ctx"},
+        "tools": [{"name": "rocprof", "env_vars": {"FAKE_ENV_TOOL": "tool"}},
+                  {"name": "gpu_info_vram_profiler", "env_vars": {"VRAM_BACKEND": "fake"}}],
+    }  # fmt: skip
+    dump = script(
+        tmp_path,
+        "dump.py",
+        """
+        import json, os, sys
+        json.dump(dict(os.environ), open(sys.argv[1], "w"))
+    """,
+    )
+    out = tmp_path / "env.json"
+    done = gpuscope(tmp_path, env, "--additional-context", json.dumps(context),
+                    "--", PY, dump, str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(out.read_text())
+    assert seen["FAKE_ENV_CONTEXT"] == "ctx" and seen["FAKE_ENV_TOOL"] == "tool"
+    assert not any(key.startswith("VRAM_") for key in seen)
+    (run_dir,) = run_dirs(tmp_path)
+    assert seen["GPUSCOPE_RUN_DIR"] == str(run_dir.resolve())
+    assert (run_dir / "gpu_info_vram_profiler_output.csv").read_text().startswith("time,vram(%)")
+
+
+def test_argv_is_composed_as_a_list_and_user_cmd_is_split_with_shlex(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    context = {"tools": [{"name": "rocprof", "cmd": "rocprofv3 --kernel-trace -d 'my out' --"}]}
+    done = gpuscope(tmp_path, env, "--additional-context", json.dumps(context),
+                    "--", PY, "-c", "print('a b')", "x y")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    expected = ["rocprofv3", "--kernel-trace", "-d", str(run_dir.resolve() / "my out"), "--",
+                PY, "-c", "print('a b')", "x y"]  # fmt: skip
+    assert manifest(run_dir)["argv"] == expected
+    (record,) = tool_log(tmp_path)
+    assert record["argv"] == expected[1:]
+    assert any((run_dir / "my out").rglob("*_kernel_trace.csv"))
+
+
+def test_runs_never_overwrite_each_other(tmp_path: Path, env: dict[str, str]) -> None:
+    for code in (1, 2):
+        gpuscope(tmp_path, env, "--", PY, "-c", f"exit({code})")
+    runs = run_dirs(tmp_path)
+    assert len(runs) == 2  # same second, two directories
+    assert sorted(manifest(r)["exit_code"] for r in runs) == [1, 2]  # type: ignore[type-var]
+
+
+def test_unknown_tool_exits_2_listing_valid_names(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "--tools", "rocprov3", "--", PY, "-c", "")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: unknown tool 'rocprov3'; valid tools: ")
+    assert "rocprofv3_compute" in done.stderr and "cudnn_trace" in done.stderr
+    assert run_dirs(tmp_path) == []
+
+
+def test_unknown_context_key_exits_2(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "--additional-context", '{"toolz": []}', "--", "true")
+    assert done.returncode == 2
+    assert "unknown additional-context key(s) toolz; valid keys: gpu_vendor, tools" in done.stderr
+
+
+def test_missing_binary_fails_before_the_command_starts(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    marker = tmp_path / "ran"
+    env = {**env, "PATH": str(Path(PY).parent)}  # no fake tools
+    done = gpuscope(tmp_path, env, "--tools", "rocprof", "--", PY, "-c",
+                    f"open({str(marker)!r}, 'w')")  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: rocprofv3 not found on PATH: install ROCm's rocprofiler-sdk"
+    )
+    assert done.stderr.rstrip().endswith("or drop the rocprof tool")
+    assert not marker.exists() and run_dirs(tmp_path) == []
+
+
+def test_missing_command_exits_127(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "--", "no-such-program-xyz")
+    assert done.returncode == 127
+    assert "command not found: no-such-program-xyz" in done.stderr
+
+
+def test_madengine_compute_bound_config_runs_unchanged(tmp_path: Path, env: dict[str, str]) -> None:
+    config = reference("madengine", "profiling-configs", "rocprofv3_compute_bound.json")
+    done = gpuscope(tmp_path, env, "--additional-context-file", str(config),
+                    "--", PY, "-c", "print('model')")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    (counters,) = run_dir.rglob("*_counter_collection.csv")
+    with counters.open() as f:
+        names = {row["Counter_Name"] for row in csv.DictReader(f)}
+    assert {"SQ_WAVES", "SQ_INSTS_VALU", "SQ_WAIT_INST_ANY"} <= names
+    power = (run_dir / "gpu_info_power_profiler_output.csv").read_text().splitlines()
+    assert power[0].startswith("time,Power(Watt) GPU0,Power(Watt) GPU1")  # the fake rocm-smi
+    assert any(line.endswith(",workload_start") for line in power)
+
+
+def test_miopen_commands_on_stderr_are_copied_and_still_shown(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    log = reference("formats", "miopen-log", "therock_1899_windows_gfx1150_excerpt.log")
+    app = script(
+        tmp_path,
+        "app.py",
+        f"""
+        import sys
+        sys.stderr.write(open({str(log)!r}).read())
+    """,
+    )
+    done = gpuscope(tmp_path, env, "--additional-context", '{"gpu_vendor": "AMD"}',
+                    "--tools", "miopen_trace", "--", PY, app)  # fmt: skip
+    assert done.returncode == 0
+    assert "MIOpen(HIP): Command [LogCmdConvolution]" in done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    with (run_dir / "library_trace.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {r["library"] for r in rows} == {"miopen"}
+
+
+def test_torch_profiler_traces_an_unmodified_program(tmp_path: Path, env: dict[str, str]) -> None:
+    package = tmp_path / "site" / "torch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "profiler.py").write_text(
+        textwrap.dedent("""
+        import gzip, json
+        def supported_activities():
+            return ["CPU"]
+        class profile:
+            def __init__(self, activities, **options):
+                pass
+            def start(self):
+                pass
+            def stop(self):
+                pass
+            def export_chrome_trace(self, path):
+                with gzip.open(path, "wt") as f:
+                    json.dump({"traceEvents": []}, f)
+    """)
+    )
+    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{package.parent}"}
+    done = gpuscope(tmp_path, env, "--tools", "torch_profiler", "--", PY, "-c", "import torch")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    assert len(list((run_dir / "torch_profiler_output").glob("*.pt.trace.json.gz"))) == 1
+
+
+def test_list_tools(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "--list-tools")
+    assert done.returncode == 0
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert "rocprofv3_memory" in names and "ncu" in names and "gpu_info_vram_profiler" in names
+
+
+def test_doctor_json(tmp_path: Path, env: dict[str, str]) -> None:
+    argv = [PY, "-m", "gpuscope", "doctor", "--json", "-"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["schema"] == "gpuscope.doctor/1"
+    ready = {t["name"] for t in report["tools"] if t["ok"]}
+    assert {"nsys", "ncu", "torch_profiler"} <= ready or report["host"]["vendor"] == "AMD"
