@@ -1,0 +1,98 @@
+"""Where the GPU time goes: categories, top kernels, memory copies (sections of a trace)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Bar, Cell, Chart, Facts, Section, Table, Text
+
+Report = Mapping[str, Any]
+
+
+def categories_section(report: Report) -> Section:
+    used = [(k, v) for k, v in report["categories"].items() if v["count"] or v["time_us"]]
+    unclassified = fmt.percent(report["unclassified_share"])
+    note = Text(f"Unclassified (other): {unclassified} of GPU time. Empty categories not listed.")
+    if not used:
+        return Section("Categories", (Text("No GPU activity to classify."),))
+    chart = Chart("GPU time by category", tuple(_category_bar(k, v) for k, v in used))
+    rows = tuple(
+        (
+            Cell(k),
+            Cell(fmt.count(v["count"])),
+            Cell(fmt.duration(v["time_us"])),
+            Cell(fmt.percent(v["share"])),
+        )
+        for k, v in used
+    )
+    table = Table(("category", "count", "time", "share"), rows, (False, True, True, True))
+    return Section("Categories", (chart, table, note))
+
+
+def _category_bar(name: str, cat: Mapping[str, Any]) -> Bar:
+    text = f"{fmt.duration(cat['time_us'])} · {fmt.percent(cat['share'])}"
+    return Bar(name, name, float(cat["time_us"]), text)
+
+
+def top_kernels_section(top: list[Mapping[str, Any]]) -> Section:
+    if not top:
+        return Section("Top kernels", (Text("No kernels in this trace."),))
+    bars = tuple(
+        Bar(fmt.short_name(k["name"], 48), k["name"], float(k["total_us"]), _share_text(k))
+        for k in top
+    )
+    rows = tuple(_kernel_row(i, k) for i, k in enumerate(top, 1))
+    headers = ("#", "kernel", "category", "count", "total", "mean", "min", "max", "share")
+    table = Table(headers, rows, (True, False, False, True, True, True, True, True, True))
+    return Section("Top kernels", (Chart("Total time of the top kernels", bars), table))
+
+
+def _share_text(kernel: Mapping[str, Any]) -> str:
+    return f"{fmt.duration(kernel['total_us'])} · {fmt.percent(kernel['share'])}"
+
+
+def _kernel_row(index: int, k: Mapping[str, Any]) -> tuple[Cell, ...]:
+    times = (fmt.duration(k[key]) for key in ("total_us", "mean_us", "min_us", "max_us"))
+    return (
+        Cell(str(index)),
+        Cell(fmt.short_name(k["name"]), full=k["name"], code=True),
+        Cell(str(k["category"])),
+        Cell(fmt.count(k["count"])),
+        *(Cell(t) for t in times),
+        Cell(fmt.percent(k["share"])),
+    )
+
+
+def copies_section(report: Report) -> Section:
+    memcpy, memset = report["memcpy"], report["memset"]
+    totals = Facts(
+        (
+            ("memcpy", _count_bytes_time(memcpy)),
+            ("memset", _count_bytes_time(memset)),
+        )
+    )
+    if not memcpy["by_kind"]:
+        return Section("Memory copies", (totals,))
+    rows = tuple(
+        (
+            Cell(kind),
+            Cell(fmt.count(c["count"])),
+            Cell(fmt.nbytes(c["bytes"])),
+            Cell(fmt.duration(c["time_us"])),
+            Cell(fmt.count(c["pageable"])),
+            Cell(fmt.count(c["pinned"])),
+        )
+        for kind, c in memcpy["by_kind"].items()
+    )
+    headers = ("kind", "count", "bytes", "time", "pageable", "pinned")
+    table = Table(headers, rows, (False, True, True, True, True, True), "memcpy by kind")
+    return Section("Memory copies", (totals, table))
+
+
+def _count_bytes_time(stats: Mapping[str, Any]) -> str:
+    return (
+        f"{fmt.count(stats['count'])} ops, {fmt.nbytes(stats['bytes'])}, "
+        f"{fmt.duration(stats['time_us'])}"
+    )

@@ -1,0 +1,170 @@
+"""One analysis dict (schema `gpuscope.analysis/1`) → the document section of that trace.
+
+Only display choices live here: what to show, in which order, with which units. Every number is
+read from the dict; nothing is recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from gpuscope.report import _format as fmt
+from gpuscope.report._breakdown import categories_section, copies_section, top_kernels_section
+from gpuscope.report._document import (
+    Block,
+    Cell,
+    Facts,
+    Level,
+    Note,
+    Section,
+    Table,
+    Text,
+)
+from gpuscope.report._evidence import evidence_blocks
+from gpuscope.report._timeline import gaps_section, launch_section, sync_section
+
+Report = Mapping[str, Any]
+
+VERDICT_LEVEL: dict[str, Level] = {
+    "gpu-bound": "ok",
+    "cpu-bound": "warning",
+    "sync-bound": "warning",
+    "no-gpu-activity": "info",
+}
+SEVERITY_LEVEL: dict[str, Level] = {"info": "info", "warning": "warning", "error": "critical"}
+
+
+def trace_title(report: Report, index: int) -> str:
+    return f"{index}. {PurePath(str(report['source']['path'])).name}"
+
+
+def anchor(index: int) -> str:
+    return f"trace-{index}"
+
+
+def trace_section(report: Report, index: int) -> Section:
+    """The whole per-trace section: warnings first, then the verdict, then the detail."""
+    blocks: list[Block] = [*_warnings(report), _verdict(report["verdict"])]
+    blocks += [
+        _source(report),
+        _headline(report),
+        _findings(report["findings"]),
+        categories_section(report),
+        top_kernels_section(report["top_kernels"]),
+        copies_section(report),
+        gaps_section(report["gaps"]),
+        launch_section(report["launch"], report["kernels"]),
+        sync_section(report["sync"]),
+    ]
+    return Section(trace_title(report, index), tuple(blocks), anchor=anchor(index))
+
+
+def _warnings(report: Report) -> list[Block]:
+    source = report["source"]
+    notes: list[Block] = []
+    if source.get("truncated"):
+        notes.append(Note("critical", "Truncated file", "analyzed up to the last complete event"))
+    notes += [Note("warning", "Reader warning", str(w)) for w in source.get("warnings", [])]
+    notes += [_integrity_note(flag) for flag in report["integrity"]]
+    return notes
+
+
+def _integrity_note(flag: Mapping[str, Any]) -> Note:
+    affects = ", ".join(str(a) for a in flag.get("affects", []))
+    text = str(flag["message"]) + (f" — unreliable here: {affects}" if affects else "")
+    return Note("warning", f"Integrity: {flag['id']}", text)
+
+
+def _verdict(verdict: Mapping[str, Any]) -> Note:
+    bound = str(verdict["bound"])
+    thresholds = "; ".join(
+        f"{fmt.label(k)} {fmt.value(k, v)}" for k, v in verdict.get("thresholds", {}).items()
+    )
+    text = f"{verdict['reason']} (utilization {fmt.percent(verdict['utilization'])}"
+    text += f"; thresholds: {thresholds})" if thresholds else ")"
+    return Note(VERDICT_LEVEL.get(bound, "info"), f"Verdict: {bound}", text)
+
+
+def _source(report: Report) -> Section:
+    source = report["source"]
+    devices = ", ".join(_device(d) for d in source["devices"]) or "none recorded"
+    items = [
+        ("path", str(source["path"])),
+        ("format", f"{source['format']} ({source.get('schema') or 'unknown'} schema)"),
+        ("vendor", str(source["vendor"])),
+        ("devices", devices),
+    ]
+    if source.get("rank") is not None:
+        items.append(("rank", f"{source['rank']} of {fmt.count(source.get('world_size'))}"))
+    events = source.get("event_counts", {})
+    if events:
+        items.append(("events", ", ".join(f"{k} {fmt.count(v)}" for k, v in events.items())))
+    items.append(("report", f"{report['schema']}, gpuscope {report.get('gpuscope_version', '?')}"))
+    return Section("Source", (Facts(tuple(items)),))
+
+
+def _device(device: Mapping[str, Any]) -> str:
+    return f"{device['id']}: {device['name']}" if device.get("name") else str(device["id"])
+
+
+def _headline(report: Report) -> Section:
+    kernels = report["kernels"]
+    items = (
+        ("kernels", f"{fmt.count(kernels['count'])} ({fmt.count(kernels['unique_names'])} names)"),
+        ("kernel time", _time_mean_median(kernels)),
+        ("GPU busy", fmt.duration(report["gpu_busy_us"])),
+        ("GPU span", fmt.duration(report["span_us"])),
+        ("GPU idle", fmt.duration(report["idle_us"])),
+        ("utilization", f"{fmt.percent(report['utilization'])} (busy / span)"),
+        ("GEMM share", f"{fmt.percent(report['gemm_share'])} of kernel time (target < 60%)"),
+        ("profiled window", fmt.duration(report["window_us"])),
+        ("CPU op time", _cpu(report.get("cpu", {}))),
+    )
+    blocks: list[Block] = [Facts(items)]
+    if len(report["devices"]) > 1:
+        blocks.append(_devices(report["devices"]))
+    return Section("Headline numbers", tuple(blocks))
+
+
+def _time_mean_median(kernels: Mapping[str, Any]) -> str:
+    return (
+        f"{fmt.duration(kernels['time_us'])} (mean {fmt.duration(kernels['mean_us'])}, "
+        f"median {fmt.duration(kernels['median_us'])})"
+    )
+
+
+def _cpu(cpu: Mapping[str, Any]) -> str:
+    threads = cpu.get("threads", 0)
+    return f"{fmt.duration(cpu.get('op_time_us', 0.0))} on {fmt.count(threads)} thread(s)"
+
+
+def _devices(devices: list[Mapping[str, Any]]) -> Table:
+    rows = tuple(
+        (
+            Cell(_device(d)),
+            Cell(fmt.duration(d["busy_us"])),
+            Cell(fmt.duration(d["span_us"])),
+            Cell(fmt.duration(d["idle_us"])),
+            Cell(fmt.percent(d["utilization"])),
+        )
+        for d in devices
+    )
+    headers = ("device", "busy", "span", "idle", "utilization")
+    return Table(headers, rows, (False, True, True, True, True), "per device")
+
+
+def _findings(findings: list[Mapping[str, Any]]) -> Section:
+    if not findings:
+        return Section("Findings", (Text("No rule fired on this trace."),))
+    children = tuple(_finding(f) for f in findings)
+    return Section(f"Findings ({len(findings)})", children)
+
+
+def _finding(finding: Mapping[str, Any]) -> Section:
+    severity = str(finding["severity"])
+    blocks: list[Block] = [Text(str(finding["message"])), Text(str(finding["action"]), "Action")]
+    blocks += evidence_blocks(finding.get("evidence", {}))
+    level = SEVERITY_LEVEL.get(severity, "info")
+    return Section(str(finding["id"]), tuple(blocks), badge=severity, level=level)

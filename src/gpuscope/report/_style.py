@@ -1,0 +1,55 @@
+"""The HTML report's stylesheet, inlined so the file works offline (system fonts only)."""
+
+from __future__ import annotations
+
+CSS = """
+:root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#ffffff; --soft:#f6f8fa;
+  --ok:#1a7f37; --info:#0969da; --warning:#9a6700; --critical:#cf222e; --bar:#4c8bf5; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--soft); color: var(--fg);
+  font: 14px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
+header, main { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
+header { padding-top: 24px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+header p { color: var(--muted); margin: 0 0 16px; }
+section.top { background: var(--bg); border: 1px solid var(--line); border-radius: 8px;
+  padding: 4px 24px 16px; margin: 0 0 24px; }
+h2 { font-size: 20px; border-bottom: 1px solid var(--line); padding-bottom: 6px; }
+h3 { font-size: 16px; margin: 24px 0 8px; }
+h4 { font-size: 14px; margin: 16px 0 6px; }
+section.finding { border-left: 4px solid var(--line); padding: 2px 0 4px 14px; margin: 12px 0; }
+section.finding.warning { border-color: var(--warning); }
+section.finding.critical { border-color: var(--critical); }
+section.finding.info { border-color: var(--info); }
+.badge { display: inline-block; font-size: 12px; font-weight: 600; padding: 0 8px;
+  border-radius: 10px; color: #fff; background: var(--info); margin-right: 6px;
+  vertical-align: 1px; }
+.badge.warning { background: var(--warning); } .badge.critical { background: var(--critical); }
+.badge.ok { background: var(--ok); }
+.note { border: 1px solid var(--line); border-left: 6px solid var(--info); border-radius: 6px;
+  padding: 8px 12px; margin: 10px 0; background: #ddf4ff; }
+.note.ok { border-left-color: var(--ok); background: #dafbe1; }
+.note.warning { border-left-color: var(--warning); background: #fff8c5; }
+.note.critical { border-left-color: var(--critical); background: #ffebe9; }
+.note strong { margin-right: 6px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 18px; margin: 6px 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; color: var(--muted); font-size: 13px; padding: 2px 0 4px; }
+th, td { border: 1px solid var(--line); padding: 3px 9px; text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; }
+td, th { white-space: nowrap; } td:has(code) { white-space: normal; }
+td.num, th.num { text-align: right; }
+code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  overflow-wrap: anywhere; }
+code[title], span[title] { cursor: help; text-decoration: underline dotted var(--muted); }
+p.caption { color: var(--muted); font-size: 13px; margin: 8px 0 2px; }
+ul.names { margin: 2px 0 10px; padding-left: 20px; }
+svg.chart { display: block; max-width: 960px; margin: 8px 0 4px; }
+svg.chart text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  fill: var(--fg); }
+svg.chart .chart-title { font: 600 13px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
+svg.chart .bar { fill: var(--bar); } svg.chart g:hover .bar { fill: #0550ae; }
+svg.chart .bar-value { fill: var(--muted); }
+a { color: var(--info); }
+"""

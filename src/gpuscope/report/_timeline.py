@@ -1,0 +1,139 @@
+"""When the GPU waits: gaps between kernels, launch statistics, synchronization."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Bar, Cell, Chart, Facts, Section, Table, Text
+
+Report = Mapping[str, Any]
+
+
+GAP_CAUSES = {
+    "host_wait": "host-wait: the next kernel was launched only after the GPU went idle",
+    "sync_drain": "sync-drain: a blocking synchronize ended in the gap (drain, then relaunch)",
+    "kernel_wait": "kernel-wait: already launched, waiting on a dependency or the queue",
+    "unknown": "unknown: the next kernel has no linked launch",
+}
+
+
+def gaps_section(gaps: Mapping[str, Any]) -> Section:
+    threshold = fmt.bound(gaps["micro_threshold_us"])
+    facts = Facts(
+        (
+            ("gaps", f"{fmt.count(gaps['count'])}, {fmt.duration(gaps['total_us'])} idle in all"),
+            (f"micro (< {threshold})", _count_time(gaps["micro"])),
+            (f"macro (≥ {threshold})", _count_time(gaps["macro"])),
+        )
+    )
+    histogram = gaps["histogram"]
+    bars = tuple(Bar(_range(b), _range(b), float(b["count"]), _count_time(b)) for b in histogram)
+    rows = tuple(
+        (Cell(_range(b)), Cell(fmt.count(b["count"])), Cell(fmt.duration(b["time_us"])))
+        for b in histogram
+    )
+    table = Table(("gap length", "count", "idle time"), rows, (False, True, True), "histogram")
+    chart = Chart("Gaps between kernels by length (count)", bars)
+    causes = Text("; ".join(GAP_CAUSES[c] for c in gaps["attribution"] if c in GAP_CAUSES) + ".")
+    blocks = (facts, chart, table, _attribution(gaps), causes)
+    return Section("Gaps between kernels", blocks)
+
+
+def _range(bucket: Mapping[str, Any]) -> str:
+    lo, hi = bucket["lo_us"], bucket["hi_us"]
+    return f"≥ {fmt.bound(lo)}" if hi is None else f"{fmt.bound(lo)} – {fmt.bound(hi)}"
+
+
+def _count_time(stats: Mapping[str, Any]) -> str:
+    return f"{fmt.count(stats['count'])} · {fmt.duration(stats['time_us'])}"
+
+
+def _attribution(gaps: Mapping[str, Any]) -> Table:
+    rows = tuple(
+        (
+            Cell(cause.replace("_", "-"), full=GAP_CAUSES.get(cause, "")),
+            Cell(fmt.count(a["count"])),
+            Cell(fmt.duration(a["time_us"])),
+            Cell(fmt.percent(a["share"])),
+        )
+        for cause, a in gaps["attribution"].items()
+    )
+    headers = ("cause", "gaps", "idle time", "share")
+    return Table(headers, rows, (False, True, True, True), "why the GPU idled")
+
+
+def launch_section(launch: Mapping[str, Any], kernels: Mapping[str, Any]) -> Section:
+    short = kernels["short"]
+    items = [
+        (
+            "kernels",
+            f"{fmt.count(launch['kernels'])} ({fmt.count(launch['linked'])} linked "
+            f"to a launch call)",
+        ),
+        ("kernels per ms", fmt.count(launch["kernels_per_ms"])),
+        (
+            "launch API",
+            f"{fmt.count(launch['launch_calls'])} calls, "
+            f"{fmt.duration(launch['launch_api_time_us'])} "
+            f"(mean {fmt.duration(launch['launch_api_mean_us'])})",
+        ),
+        (
+            "short kernels",
+            f"{fmt.count(short['count'])} under {fmt.bound(short['threshold_us'])}"
+            f" ({fmt.percent(short['share'])}, {fmt.duration(short['time_us'])})",
+        ),
+        ("graph launches", _graphs(launch)),
+        ("queue delay", _percentiles(launch["queue_delay_us"])),
+        ("steps", _steps(launch)),
+    ]
+    return Section("Launch statistics", (Facts(tuple(items)),))
+
+
+def _graphs(launch: Mapping[str, Any]) -> str:
+    if not launch["graph_launches"]:
+        return "none"
+    return (
+        f"{fmt.count(launch['graph_launches'])} replaying {fmt.count(launch['graph_kernels'])} "
+        f"kernels ({fmt.count(launch['kernels_per_graph_launch'])} per launch)"
+    )
+
+
+def _percentiles(delays: Mapping[str, float]) -> str:
+    if not delays:
+        return "— (no linked launches)"
+    return ", ".join(f"{k} {fmt.duration(v)}" for k, v in delays.items())
+
+
+def _steps(launch: Mapping[str, Any]) -> str:
+    per_step = launch.get("kernels_per_step")
+    if not per_step:
+        return f"{fmt.count(launch['steps'])} (no ProfilerStep markers)"
+    return (
+        f"{fmt.count(launch['steps'])}; kernels per step mean {fmt.count(per_step['mean'])}, "
+        f"min {fmt.count(per_step['min'])}, max {fmt.count(per_step['max'])}"
+    )
+
+
+def sync_section(sync: Mapping[str, Any]) -> Section:
+    target = float(sync["target_share"])
+    status = "over target" if sync["share"] > target else "within target"
+    facts = Facts(
+        (
+            ("sync calls", fmt.count(sync["count"])),
+            ("sync time", fmt.duration(sync["time_us"])),
+            (
+                "share of window",
+                f"{fmt.percent(sync['share'])} (target < {fmt.percent(target)}: {status})",
+            ),
+        )
+    )
+    if not sync["by_name"]:
+        return Section("Synchronization", (facts,))
+    rows = tuple(
+        (Cell(name, code=True), Cell(fmt.count(s["count"])), Cell(fmt.duration(s["time_us"])))
+        for name, s in sync["by_name"].items()
+    )
+    table = Table(("call", "count", "time"), rows, (False, True, True), "by name")
+    return Section("Synchronization", (facts, table))

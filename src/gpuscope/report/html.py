@@ -1,0 +1,117 @@
+"""One self-contained HTML file for analysis dicts (what `gpuscope analyze --html FILE` writes).
+
+    >>> import gpuscope
+    >>> from gpuscope.report.html import render_html
+    >>> page = render_html([gpuscope.analyze("trace.json.gz").to_dict()])  # doctest: +SKIP
+
+No scripts and no external resources: styles are inline, plots are inline SVG. Markup is built
+with `markupsafe.Markup`, so every string from the trace is escaped unless it is markup we made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from markupsafe import Markup
+
+from gpuscope.report._build import document
+from gpuscope.report._document import Block, Cell, Chart, Facts, Names, Note, Section, Table, Text
+from gpuscope.report._style import CSS
+from gpuscope.report._svg import bar_chart
+
+PAGE = Markup(
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+    "<title>{title}</title>\n<style>{css}</style>\n</head>\n<body>\n"
+    "<header><h1>gpuscope analysis</h1><p>{subtitle}</p></header>\n"
+    "<main>\n{body}\n</main>\n</body>\n</html>\n"
+)
+
+
+def render_html(reports: Sequence[Mapping[str, Any]]) -> str:
+    """The whole page: comparison table first when several traces, then one section each."""
+    sections = document(reports)
+    names = [PurePath(str(r["source"]["path"])).name for r in reports]
+    subtitle = f"{len(reports)} traces: {', '.join(names)}" if len(reports) > 1 else names[0]
+    body = Markup("\n").join(_section(s, depth=2) for s in sections)
+    page = PAGE.format(
+        title=f"gpuscope analysis — {subtitle}",
+        css=Markup(CSS),
+        subtitle=f"{subtitle} · schema {reports[0]['schema']}",
+        body=body,
+    )
+    return str(page)
+
+
+def _el(tag: str, content: Any = "", cls: str = "", **attrs: str) -> Markup:
+    """`<tag class=… attr=…>content</tag>`; `content` and attribute values are escaped."""
+    pairs = {"class": cls, **attrs}
+    attr = Markup("").join(Markup(' {}="{}"').format(k, v) for k, v in pairs.items() if v)
+    return Markup("<{0}{1}>{2}</{0}>").format(Markup(tag), attr, content)
+
+
+def _section(section: Section, depth: int) -> Markup:
+    badge = _el("span", section.badge, cls=f"badge {section.level}") if section.badge else ""
+    heading = _el(f"h{min(depth, 6)}", Markup("{}{}").format(badge, section.title))
+    body = Markup("").join(_block(b, depth + 1) for b in section.blocks)
+    cls = "top" if depth == 2 else ("finding " + section.level if section.badge else "sub")
+    return _el("section", heading + body, cls=cls, id=section.anchor)
+
+
+def _block(block: Block, depth: int) -> Markup:
+    if isinstance(block, Section):
+        return _section(block, depth)
+    if isinstance(block, Chart):
+        return bar_chart(block)
+    if isinstance(block, Note):
+        return _el("div", _el("strong", block.title) + block.text, cls=f"note {block.level}")
+    if isinstance(block, Text):
+        lead = _el("strong", f"{block.label}:") + " " if block.label else Markup("")
+        return _el("p", lead + block.text)
+    if isinstance(block, Facts):
+        return _caption(block.caption) + _facts(block)
+    if isinstance(block, Names):
+        items = Markup("").join(_el("li", _cell_content(c)) for c in block.items)
+        return _caption(block.caption) + _el("ul", items, cls="names")
+    return _table(block)
+
+
+def _caption(caption: str) -> Markup:
+    return _el("p", caption, cls="caption") if caption else Markup("")
+
+
+def _facts(facts: Facts) -> Markup:
+    pairs = Markup("").join(_el("dt", k) + _el("dd", v) for k, v in facts.items)
+    return _el("dl", pairs, cls="facts")
+
+
+def _table(table: Table) -> Markup:
+    numeric = table.numeric + (False,) * (len(table.headers) - len(table.numeric))
+    head = Markup("").join(
+        _el("th", h, cls="num" if n else "") for h, n in zip(table.headers, numeric, strict=True)
+    )
+    rows = Markup("").join(
+        _el(
+            "tr",
+            Markup("").join(
+                _el("td", _cell_content(c), cls="num" if n else "")
+                for c, n in zip(row, numeric, strict=True)
+            ),
+        )
+        for row in table.rows
+    )
+    caption = _el("caption", table.caption) if table.caption else Markup("")
+    return _el("table", caption + _el("thead", _el("tr", head)) + _el("tbody", rows))
+
+
+def _cell_content(cell: Cell) -> Markup:
+    title = cell.full if cell.full and cell.full != cell.text else ""
+    if cell.code:
+        inner = _el("code", cell.text, title=title)
+    elif title:
+        inner = _el("span", cell.text, title=title)
+    else:
+        inner = Markup("{}").format(cell.text)
+    return _el("a", inner, href=f"#{cell.link}") if cell.link else inner

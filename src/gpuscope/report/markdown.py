@@ -1,0 +1,147 @@
+"""GitHub-flavoured Markdown view of analysis dicts (what `gpuscope analyze --md FILE` writes).
+
+    >>> import gpuscope
+    >>> from gpuscope.report.markdown import render_markdown
+    >>> text = render_markdown([gpuscope.analyze("trace.json.gz").to_dict()])  # doctest: +SKIP
+
+Text from the trace is escaped: `|`, `*`, `<`, `>` in plain text; names go in code spans sized to
+hold any backticks they contain. Charts are left out (the tables beside them hold the same data).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from gpuscope.report._build import document
+from gpuscope.report._document import (
+    Block,
+    Cell,
+    Chart,
+    Facts,
+    Level,
+    Names,
+    Note,
+    Section,
+    Table,
+    Text,
+)
+
+MARK: dict[Level, str] = {"ok": "✓", "info": "ℹ", "warning": "⚠", "critical": "✖"}
+_SPECIAL = re.compile(r"([\\`*|\[\]])")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # only such a `<` can open raw HTML in CommonMark
+_LINE_START = re.compile(r"^([>#+-])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def render_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
+    """One Markdown document: a comparison table when several, then one section per trace."""
+    lines = ["# gpuscope analysis", ""]
+    for section in document(reports):
+        lines += _section(section, depth=2)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _section(section: Section, depth: int) -> list[str]:
+    lines = [f'<a id="{section.anchor}"></a>', ""] if section.anchor else []
+    badge = f" `{section.badge}`" if section.badge else ""
+    lines += [f"{'#' * min(depth, 6)} {text(section.title)}{badge}", ""]
+    for block in section.blocks:
+        lines += _block(block, depth + 1)
+    return lines
+
+
+def _block(block: Block, depth: int) -> list[str]:
+    if isinstance(block, Section):
+        return _section(block, depth)
+    if isinstance(block, Chart):
+        return []
+    if isinstance(block, Note):
+        return [f"> {MARK[block.level]} **{text(block.title)}** — {text(block.text)}", ""]
+    if isinstance(block, Text):
+        lead = f"**{text(block.label)}:** " if block.label else ""
+        return [lead + text(block.text), ""]
+    if isinstance(block, Facts):
+        return [
+            *_caption(block.caption),
+            *(f"- **{text(k)}:** {text(v)}" for k, v in block.items),
+            "",
+        ]
+    if isinstance(block, Names):
+        names = (f"- {code(c.text, table=False)}" for c in block.items)
+        return [*_caption(block.caption), *names, ""]
+    return _table(block)
+
+
+def _caption(caption: str) -> list[str]:
+    return [f"*{text(caption)}*", ""] if caption else []
+
+
+def _table(table: Table) -> list[str]:
+    align = [("---:" if n else "---") for n in _pad(table.numeric, len(table.headers))]
+    lines = [
+        *_caption(table.caption),
+        _row(text(h) for h in table.headers),
+        _row(iter(align)),
+        *(_row(_cell(c) for c in row) for row in table.rows),
+        "",
+    ]
+    return lines + _full_names(table)
+
+
+def _pad(flags: tuple[bool, ...], n: int) -> tuple[bool, ...]:
+    return flags + (False,) * (n - len(flags))
+
+
+def _row(cells: Iterator[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _cell(cell: Cell) -> str:
+    shown = code(cell.text) if cell.code else text(cell.text)
+    return f"[{shown}](#{cell.link})" if cell.link else shown
+
+
+def _full_names(table: Table) -> list[str]:
+    """Shortened names get their full text below the table, in a collapsed block."""
+    full = [
+        f"{i}. {' '.join(c.full.split())}"
+        for i, row in enumerate(table.rows, 1)
+        for c in row
+        if c.code and c.full and c.full != c.text
+    ]
+    if not full:
+        return []
+    body = "\n".join(full)
+    fence = "`" * max(3, _longest_backticks(body) + 1)
+    return [
+        "<details><summary>full names (by row)</summary>",
+        "",
+        fence + "text",
+        body,
+        fence,
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def text(value: str) -> str:
+    """Plain text safe in a paragraph or table cell: no markup, no raw HTML, one line."""
+    escaped = _SPECIAL.sub(r"\\\1", " ".join(value.split()))
+    return _LINE_START.sub(r"\\\1", _TAG_START.sub("&lt;", escaped))
+
+
+def code(value: str, table: bool = True) -> str:
+    """A code span that holds any text: the delimiter outgrows the text's own backtick runs.
+    In a table cell `|` must still be escaped (GFM splits cells before reading code spans)."""
+    flat = " ".join(value.split())
+    flat = flat.replace("|", "\\|") if table else flat
+    ticks = "`" * (_longest_backticks(flat) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def _longest_backticks(value: str) -> int:
+    return max((len(m) for m in _BACKTICKS.findall(value)), default=0)

@@ -1,0 +1,1 @@
+"""Tests of the Markdown and HTML renderers (views of the analysis dict)."""
