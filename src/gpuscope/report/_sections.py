@@ -112,7 +112,10 @@ def _device(device: Mapping[str, Any]) -> str:
 def _headline(report: Report) -> Section:
     kernels = report["kernels"]
     items = (
-        ("kernels", f"{fmt.count(kernels['count'])} ({fmt.count(kernels['unique_names'])} names)"),
+        (
+            "kernels",
+            f"{fmt.count(kernels['count'])} ({fmt.count(kernels['unique_names'])} unique names)",
+        ),
         ("kernel time", _time_mean_median(kernels)),
         ("GPU busy", fmt.duration(report["gpu_busy_us"])),
         ("GPU span", fmt.duration(report["span_us"])),
