@@ -32,7 +32,7 @@ def verdict(line: Timeline, sync: SyncStats, window_ns: int, trace: Trace) -> Ve
     causes = line.gaps.attribution_ns
     if utilization >= GPU_BOUND_UTILIZATION:
         reason = (
-            f"the GPU is busy {utilization:.0%} of its active span (≥ {GPU_BOUND_UTILIZATION:.0%})"
+            f"the GPU is busy {utilization:.1%} of its active span (≥ {GPU_BOUND_UTILIZATION:.0%})"
         )
         return Verdict("gpu-bound", reason, utilization, thresholds)
     if sync.share >= SYNC_BOUND_SHARE and causes.get("sync_drain", 0) >= causes.get("host_wait", 0):
@@ -44,7 +44,7 @@ def verdict(line: Timeline, sync: SyncStats, window_ns: int, trace: Trace) -> Ve
     idle = line.idle_ns
     waiting = causes.get("host_wait", 0) + causes.get("sync_drain", 0)
     reason = (
-        f"the GPU is busy only {utilization:.0%} of its active span; "
+        f"the GPU is busy only {utilization:.1%} of its active span; "
         f"{waiting / idle if idle else 0:.0%} of its idle time waits on the host"
     )
     return Verdict("cpu-bound", reason, utilization, thresholds)
