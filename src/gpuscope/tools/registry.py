@@ -11,9 +11,8 @@ Registering a name twice raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 
 from gpuscope.errors import ConfigError
 from gpuscope.tools.config import GENERIC_KIND, ToolConfig
@@ -35,8 +34,9 @@ class ToolKind:
 class Registry:
     """Name -> ToolKind; duplicate names raise."""
 
-    def __init__(self) -> None:
+    def __init__(self, plugins: Callable[[], Iterable[ToolKind]] | None = None) -> None:
         self._kinds: dict[str, ToolKind] = {}
+        self._plugins = plugins  # loaded on first need: scanning entry points costs startup
 
     def register(self, kind: ToolKind) -> None:
         if kind.name in self._kinds:
@@ -47,10 +47,18 @@ class Registry:
         return name in self._kinds
 
     def __iter__(self) -> Iterator[str]:
+        self.load_plugins()
         return iter(sorted(self._kinds))
+
+    def load_plugins(self) -> None:
+        plugins, self._plugins = self._plugins, None
+        for kind in plugins() if plugins is not None else ():
+            self.register(kind)
 
     def kind_of(self, config: ToolConfig) -> ToolKind:
         """The kind that runs `config`: its `kind`, else one named like it, else `command`."""
+        if (config.kind or config.name) not in self._kinds:
+            self.load_plugins()
         name = config.kind or (config.name if config.name in self._kinds else GENERIC_KIND)
         if name not in self._kinds:
             raise ConfigError(
@@ -64,11 +72,16 @@ def default_registry() -> Registry:
     """A fresh registry with the built-in kinds and any installed plugins."""
     from gpuscope.tools.builtin import register_builtins
 
-    registry = Registry()
+    registry = Registry(plugins=installed_plugins)
     register_builtins(registry)
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        registry.register(entry.load())
     return registry
+
+
+def installed_plugins() -> list[ToolKind]:
+    """Kinds from the `gpuscope.tools` entry-point group (each entry point loads a ToolKind)."""
+    from importlib import metadata
+
+    return [entry.load() for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ or is interrupted, because the layers live on one `contextlib.ExitStack`.
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -73,10 +73,18 @@ class RunContext:
 
     def which(self, program: str) -> str | None:
         """`program`'s path on the child's PATH (or itself if it names an existing file)."""
-        if "/" in program:
-            path = Path(program)
-            return str(path) if path.is_file() else None
-        return shutil.which(program, path=self.base_env.get("PATH", ""))
+        return which(program, self.base_env.get("PATH", ""))
+
+
+def which(program: str, path: str) -> str | None:
+    """`shutil.which` without importing shutil (it pulls in bz2/lzma: startup time)."""
+    if "/" in program:
+        return program if os.path.isfile(program) else None
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 class Tool(Protocol):

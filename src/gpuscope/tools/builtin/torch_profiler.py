@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -43,7 +42,7 @@ class TorchProfilerTool(WrapperTool):
 
 def _install_hook(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_kineto_hook.__file__, folder / "sitecustomize.py")
+    (folder / "sitecustomize.py").write_bytes(Path(_kineto_hook.__file__).read_bytes())
     return folder
 
 
