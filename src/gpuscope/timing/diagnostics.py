@@ -10,6 +10,7 @@ UNSTABLE_CV = 0.10  # coefficient of variation above which samples are called un
 OUTLIER_RATIO = 3.0  # max / median above which outliers are reported
 CLOCK_DROP = 0.10  # relative SM clock drop (min vs max reading) worth reporting
 HOST_BOUND_RATIO = 2.0  # host enqueue time / device time above which eager code is host-bound
+LAUNCH_GAP_SCALE_US = 10.0  # below this per-call time, the device's gap between launches matters
 
 
 def warnings_for(m: Measurement) -> list[str]:
@@ -22,6 +23,7 @@ def warnings_for(m: Measurement) -> list[str]:
         _guard,
         _throttling,
         _host_bound,
+        _launch_gap,
         _kernels,
     )
     return [line for check in checks for line in check(m)]
@@ -91,6 +93,15 @@ def _host_bound(m: Measurement) -> list[str]:
     return [
         f"host-bound in eager mode: enqueuing a call takes {host:.1f} µs on the host vs "
         f"{device:.2f} µs on the device (a CUDA graph or fusion would help)"
+    ]
+
+
+def _launch_gap(m: Measurement) -> list[str]:
+    if m.mode not in ("hot", "cold") or not 0 < m.stats.p50 < LAUNCH_GAP_SCALE_US:
+        return []
+    return [
+        f"µs-scale call ({m.stats.p50:.2f} µs): event timing includes the device's ≈1 µs gap "
+        "between launches; mode 'kernel' gives kernel time alone, 'graph' most of the way"
     ]
 
 

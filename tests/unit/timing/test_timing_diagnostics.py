@@ -69,8 +69,11 @@ def test_throttling_and_clock_drop() -> None:
     assert slowdowns(clocks) == ["software power cap"]
 
 
-def test_host_bound_eager_code() -> None:
-    assert "host-bound" in _with(samples_us=(2.0,) * 6, host_us_per_call=10.0)[0]
+def test_host_bound_eager_code_and_the_launch_gap_of_us_scale_calls() -> None:
+    lines = _with(samples_us=(2.0,) * 6, host_us_per_call=10.0)
+    assert "host-bound" in lines[0]
+    assert lines[1].startswith("µs-scale call (2.00 µs)")
+    assert not any("µs-scale" in line for line in _with(mode="graph", samples_us=(2.0,) * 6))
 
 
 def test_fractional_kernels_per_call() -> None:
