@@ -40,6 +40,7 @@ class Sample:
     wall_s: float
     peak_rss_mb: float
     rc: int
+    load_1m: float  # the machine's 1-minute load average just before the run
     tail: str
 
 
@@ -61,6 +62,7 @@ class Tool:
 
 def measure(argv: list[str], timeout_s: float) -> Sample:
     """Run `argv` as its own process; wall time and its own peak RSS (wait4 rusage)."""
+    load = round(os.getloadavg()[0], 2)
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
@@ -68,7 +70,7 @@ def measure(argv: list[str], timeout_s: float) -> Sample:
         wall = time.perf_counter() - start
         log.seek(0)
         tail = log.read().decode("utf-8", "replace")[-600:]
-    return Sample(round(wall, 3), round(rusage.ru_maxrss / 1024, 1), rc, tail)
+    return Sample(round(wall, 3), round(rusage.ru_maxrss / 1024, 1), rc, load, tail)
 
 
 def _wait(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, Any]:
@@ -142,7 +144,6 @@ def run_size(copies: int, options: argparse.Namespace) -> dict[str, Any]:
     out = DATA / f"analysis_x{copies}.json"
     hta_python = options.hta_python if copies <= options.hta_max_copies else None
     tools = {name: Tool() for name in ("gpuscope", "decode_floor", "hta")}
-    load = os.getloadavg()
     for _ in range(options.repeat):
         for name, argv in commands(path, out, hta_python).items():
             if argv is None:
@@ -155,7 +156,6 @@ def run_size(copies: int, options: argparse.Namespace) -> dict[str, Any]:
     row = {
         "copies": copies,
         "file_mb": round(path.stat().st_size / 1e6, 1),
-        "load_before": [round(x, 2) for x in load],
         "kernels": _kernel_count(out),
         "tools": {
             k: {"samples": [asdict(s) for s in t.samples], "skipped": t.skipped}
@@ -191,6 +191,7 @@ def _summary(row: dict[str, Any], tools: dict[str, Tool]) -> dict[str, Any]:
         "peak_rss_mb": rss,
         "ms_per_mb": {k: _per_mb(v, row["file_mb"]) for k, v in wall.items()},
         "analyze_over_floor": round(analyze / floor, 2) if analyze and floor else None,
+        "load_1m_max": max((s.load_1m for t in tools.values() for s in t.samples), default=None),
     }
 
 
@@ -202,8 +203,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     head = (
         "| trace | MB | kernels | analyze s | analyze ms/MB | analyze peak RSS MB "
         "| decode floor s | floor ms/MB | floor RSS MB | analyze / floor "
-        "| HTA load s | HTA RSS MB |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| HTA load s | HTA RSS MB | load avg |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for row in rows:
@@ -221,6 +222,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             s["analyze_over_floor"],
             s["wall_s"]["hta"] if s["wall_s"]["hta"] is not None else "—",
             s["peak_rss_mb"]["hta"] if s["peak_rss_mb"]["hta"] is not None else "—",
+            f"≤ {s['load_1m_max']}",
         ]
         lines.append("| " + " | ".join("—" if c is None else str(c) for c in cells) + " |")
     return "\n".join(lines)
