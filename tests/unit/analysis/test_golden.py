@@ -92,14 +92,22 @@ def test_memcpy_count_is_exact(case: tuple[dict[str, Any], dict[str, Any]]) -> N
     assert got["memcpy"]["count"] == golden["memcpy"]["count"]
 
 
+def test_memcpy_time_and_bytes(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    golden, got = case
+    _close(got["memcpy"]["time_us"], golden["memcpy"]["time_ns"], "memcpy.time_us")
+    assert got["memcpy"]["bytes"] == golden["memcpy"]["bytes"]
+
+
 def test_gpu_busy_is_the_interval_union(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
     golden, got = case
     _close(got["gpu_busy_us"], golden["gpu_busy_ns"], "gpu_busy_us")
 
 
-def test_busy_per_device(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_busy_and_span_per_device(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
     golden, got = case
-    busy = {row["id"]: row["busy_us"] for row in got["devices"]}
+    devices = {row["id"]: row for row in got["devices"]}
     for row in golden["devices"]:
-        assert row["id"] in busy, f"device {row['id']} missing from {sorted(busy)}"
-        _close(busy[row["id"]], row["busy_ns"], f"devices[{row['id']}].busy_us")
+        assert row["id"] in devices, f"device {row['id']} missing from {sorted(devices)}"
+        device = devices[row["id"]]
+        _close(device["busy_us"], row["busy_ns"], f"devices[{row['id']}].busy_us")
+        _close(device["span_us"], row["span_ns"], f"devices[{row['id']}].span_us")
