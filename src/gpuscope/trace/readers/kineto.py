@@ -252,12 +252,11 @@ class _Builder:
         warnings = list(report.warnings)
         if report.truncated:
             recovered = sum(self.counts.values())
-            kept = report.total_bytes - report.dropped_bytes
-            share = kept / max(report.total_bytes, 1)
             warnings.insert(
                 0,
-                f"truncated file: analysed the {recovered:,} complete events in the first "
-                f"{kept:,} of {report.total_bytes:,} bytes ({share:.1%})",
+                f"truncated file: it ends in the middle of the event array (the writer died?); "
+                f"analysed the {recovered:,} complete events, dropped the last "
+                f"{report.dropped_bytes:,} bytes of {report.total_bytes:,}",
             )
         if report.repaired_batches:
             warnings.append("control characters / invalid UTF-8 in the file were replaced")
