@@ -16,7 +16,6 @@ import json
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ ENTRY_KEYS = (
     "outputs", "options",
 )  # fmt: skip
 GENERIC_KIND = "command"
+DEFAULTS = Path(__file__).resolve().with_name("defaults")  # package data: tools.json, counters
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,12 @@ class ToolConfig:
 
 def counters_dir() -> Path:
     """Where the packaged rocprofv3 counter files live."""
-    return Path(str(resources.files("gpuscope.tools") / "defaults" / "counters"))
+    return DEFAULTS / "counters"
 
 
 def load_catalog(override: Path | None = None) -> dict[str, ToolConfig]:
     """The packaged tools, with `override` (a tools.json of the same format) applied."""
-    packaged = resources.files("gpuscope.tools") / "defaults" / "tools.json"
+    packaged = DEFAULTS / "tools.json"
     catalog = _parse_catalog(json.loads(packaged.read_text(encoding="utf-8")), "tools.json")
     if override is None:
         return catalog

@@ -11,7 +11,6 @@ The file is read first and the command line wins, key by key; `env_vars` dicts m
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,6 +86,8 @@ def _decode(text: str, origin: str) -> dict[str, Any]:
 
 
 def _literal(text: str, origin: str) -> Any:
+    import ast
+
     try:  # madengine itself reads its command-line context with ast.literal_eval
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):

@@ -7,7 +7,7 @@ directories.
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +24,7 @@ def new_run_id(now: datetime, token: str) -> str:
 def create_run_dir(
     output_dir: Path,
     now: datetime,
-    token: Callable[[], str] = lambda: secrets.token_hex(2),
+    token: Callable[[], str] = lambda: os.urandom(2).hex(),
 ) -> tuple[str, Path]:
     """Create and return a fresh `(run_id, run_dir)` under `output_dir`."""
     try:

@@ -11,7 +11,6 @@ the command, tear down, write the manifest.
 from __future__ import annotations
 
 import os
-import platform
 import signal
 import socket
 import sys
@@ -71,7 +70,7 @@ def run(
     """Run `request.command` inside its tools; raise before starting if a tool cannot work."""
     if not request.command:
         raise InputError("nothing to run: give the command after --, e.g. gpuscope run -- ./app")
-    host = host if host is not None else detect_host()
+    host = host if host is not None else detect_host(use_nvml=False)  # NVML init: 0.1-1 s
     planned = instantiate(request.tools, registry or default_registry())
     ctx = _context(request, host, env)
     _preflight(planned, ctx)
@@ -105,7 +104,9 @@ def model_name(command: Sequence[str]) -> str:
 
 
 def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
-    problems = [p for p in (_vendor_problem(c, ctx) for t in planned for c in t.configs) if p]
+    configs = [c for t in planned for c in t.configs]
+    _warn_conflicts(configs, ctx)
+    problems = [p for p in (_vendor_problem(c, ctx) for c in configs) if p]
     for item in planned:
         try:
             item.tool.check(ctx)
@@ -115,6 +116,16 @@ def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
         raise CommandNotFound(f"command not found: {ctx.command[0]} (not on PATH, not a file)")
     if problems:
         raise ToolError("; ".join(problems))
+
+
+def _warn_conflicts(configs: Sequence[ToolConfig], ctx: RunContext) -> None:
+    """Tools that run together but spoil each other's data (options.conflicts_with)."""
+    names = {c.name for c in configs}
+    for config in configs:
+        clash = sorted(names & set(config.options.get("conflicts_with", "").split(",")))
+        if clash:
+            reason = config.options.get("conflict", "they interfere")
+            ctx.notes.warn(f"{config.name} with {', '.join(clash)}: {reason}")
 
 
 def _vendor_problem(config: ToolConfig, ctx: RunContext) -> str | None:
@@ -147,10 +158,16 @@ def _start_manifest(
 def _host_facts() -> dict[str, object]:
     return {
         "hostname": socket.gethostname(),
-        "platform": platform.platform(),
+        "platform": _platform(),
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
     }
+
+
+def _platform() -> str:
+    """Like platform.platform() without its slow libc probe (it reads the Python binary)."""
+    u = os.uname()
+    return f"{u.sysname}-{u.release}-{u.machine}"
 
 
 def _run_recorded(planned: Sequence[Planned], ctx: RunContext, manifest: Manifest) -> int:

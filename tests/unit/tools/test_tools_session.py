@@ -105,3 +105,13 @@ def test_model_name_is_the_script_or_the_program() -> None:
     assert model_name(["python3", "-u", "train_llama.py", "--x"]) == "train_llama"
     assert model_name(["/opt/bin/my_app", "a.py"]) == "a"
     assert model_name(["./bench"]) == "bench"
+
+
+def test_torch_profiler_with_ncu_is_run_but_warned_about(tmp_path: Path, fake_path: str) -> None:
+    tools = resolve([ToolRequest("torch_profiler"), ToolRequest("ncu")], load_catalog())
+    request = RunRequest(command=("true",), tools=tuple(tools), output_dir=tmp_path)
+    result = run(request, env={"PATH": fake_path}, host=NO_GPU)
+    assert result.exit_code == 0
+    assert result.manifest.warnings[0].startswith(
+        "torch_profiler with ncu: ncu and nsys hold CUPTI, which takes one subscriber"
+    )

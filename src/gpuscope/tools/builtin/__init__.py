@@ -1,43 +1,48 @@
-"""The built-in tool kinds, registered exactly as a plugin would register its own."""
+"""The built-in tool kinds, registered exactly as a plugin would register its own.
+
+Each kind's module is imported only when a tool of that kind is used, so that
+`gpuscope run -- cmd` with no tools (or with a few) starts fast.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+from collections.abc import Sequence
 
-from gpuscope.tools.builtin._base import WrapperTool
-from gpuscope.tools.builtin.library import LibraryTraceTool
-from gpuscope.tools.builtin.ncu import NcuTool
-from gpuscope.tools.builtin.nsys import NsysTool
-from gpuscope.tools.builtin.rocprof import RocprofTool
-from gpuscope.tools.builtin.rpd import RpdTool
-from gpuscope.tools.builtin.sampler import SamplerTool
-from gpuscope.tools.builtin.torch_profiler import TorchProfilerTool
 from gpuscope.tools.config import ToolConfig
 from gpuscope.tools.registry import Registry, ToolKind
 from gpuscope.tools.tool import Tool
 
-
-def _one_each(cls: type) -> Callable[[Sequence[ToolConfig]], Tool]:
-    def factory(configs: Sequence[ToolConfig]) -> Tool:
-        (config,) = configs
-        tool: Tool = cls(config)
-        return tool
-
-    return factory
-
-
-_SINGLE: dict[str, type] = {
-    "command": WrapperTool,
-    "rocprof": RocprofTool,
-    "rpd": RpdTool,
-    "nsys": NsysTool,
-    "ncu": NcuTool,
-    "torch_profiler": TorchProfilerTool,
-    "sampler": SamplerTool,
+# kind -> (module under gpuscope.tools.builtin, class, shared by all tools of the kind)
+BUILTIN_KINDS: dict[str, tuple[str, str, bool]] = {
+    "command": ("_base", "WrapperTool", False),
+    "rocprof": ("rocprof", "RocprofTool", False),
+    "rpd": ("rpd", "RpdTool", False),
+    "nsys": ("nsys", "NsysTool", False),
+    "ncu": ("ncu", "NcuTool", False),
+    "torch_profiler": ("torch_profiler", "TorchProfilerTool", False),
+    "sampler": ("sampler", "SamplerTool", False),
+    "library_trace": ("library", "LibraryTraceTool", True),
 }
 
 
+class _Lazy:
+    """A factory that imports its tool class on first use."""
+
+    def __init__(self, module: str, cls: str, shared: bool) -> None:
+        self.module, self.cls, self.shared = module, cls, shared
+
+    def __call__(self, configs: Sequence[ToolConfig]) -> Tool:
+        module = importlib.import_module(f"gpuscope.tools.builtin.{self.module}")
+        cls = getattr(module, self.cls)
+        if self.shared:
+            tool: Tool = cls(configs)
+            return tool
+        (config,) = configs
+        one: Tool = cls(config)
+        return one
+
+
 def register_builtins(registry: Registry) -> None:
-    for name, cls in _SINGLE.items():
-        registry.register(ToolKind(name, _one_each(cls)))
-    registry.register(ToolKind("library_trace", LibraryTraceTool, shared=True))
+    for name, (module, cls, shared) in BUILTIN_KINDS.items():
+        registry.register(ToolKind(name, _Lazy(module, cls, shared), shared=shared))

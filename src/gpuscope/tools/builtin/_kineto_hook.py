@@ -24,6 +24,7 @@ import signal
 import socket
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -86,8 +87,10 @@ def _start() -> None:
     if not folder or "profiler" in _state:
         return
     try:
-        profiler = _new_profiler()
-        profiler.start()
+        with warnings.catch_warnings():  # torch's notes are not the program's output
+            warnings.simplefilter("ignore")
+            profiler = _new_profiler()
+            profiler.start()
     except Exception as error:
         _note_error(folder, f"could not start torch.profiler: {type(error).__name__}: {error}")
         return
@@ -109,8 +112,10 @@ def _stop() -> None:
         return  # a forked child inherited the profiler: the parent writes the trace
     folder = _state["folder"]
     try:
-        profiler.stop()
-        profiler.export_chrome_trace(os.path.join(folder, trace_name()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            profiler.stop()
+            profiler.export_chrome_trace(os.path.join(folder, trace_name()))
     except Exception as error:
         _note_error(folder, f"could not write the trace: {type(error).__name__}: {error}")
 
