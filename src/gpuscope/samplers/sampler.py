@@ -16,6 +16,11 @@ from gpuscope.samplers.csvout import SamplerCsv
 from gpuscope.samplers.schedule import deadline, next_slot
 
 Kind = Literal["power", "vram"]
+# The energy counter is read on marked rows and at most once per second: NVML's query costs ~4 ms
+# of busy CPU on Hopper (benchmarks/probe_nvml_costs.py) and its value changes every ~0.1 s.
+ENERGY_PERIOD_NS = 1_000_000_000
+# The thread sleeps at most this long at a time, so that close() never waits longer for it.
+MAX_NAP_NS = 50_000_000
 
 
 @dataclass
@@ -38,7 +43,8 @@ class Sampler:
     works), writes the header and starts the thread; `__exit__` stops it and closes the file.
     Sample k is taken at start + k·rate_s on the monotonic clock (no drift); a slot missed while
     a slow read was in progress is skipped. Each row is flushed when written. `mark(label)`
-    writes a row at once (in the caller's thread), stamped with the time of the call.
+    writes a row at once (in the caller's thread), stamped with the time of the call. Power rows
+    carry the energy counter on marked rows and once per second (ENERGY_PERIOD_NS).
 
         >>> with Sampler("power", run_dir / "gpu_info_power_profiler_output.csv") as s:
         ...     s.mark("workload_start"); run_workload(); s.mark("workload_end")
@@ -78,10 +84,10 @@ class Sampler:
         self._clock: Clock = clock or SystemClock()
         self._period_ns = max(1, round(rate_s * 1e9))
         self._start_ns = 0
+        self._slot = 0
+        self._next_energy_ns = 0
         self._csv: SamplerCsv | None = None
         self._io = threading.Lock()  # one reader/writer at a time: the thread or mark()
-        self._stop_signal = threading.Lock()  # held; released to wake the thread for good
-        self._stop_signal.acquire()
         self._stop = False
         self._thread: threading.Thread | None = None
 
@@ -132,24 +138,20 @@ class Sampler:
 
     def run(self, until_ns: int | None = None) -> None:
         """The sampling loop (the thread's body; tests call it with a fake clock and `until_ns`)."""
-        slot = 0
         while not self._stop:
-            due = deadline(self._start_ns, self._period_ns, slot)
+            due = deadline(self._start_ns, self._period_ns, self._slot)
             if until_ns is not None and due > until_ns:
                 break
-            if self._clock.wait(self._stop_signal, due - self._clock.monotonic_ns()):
-                break  # close() released the signal
             now = self._clock.monotonic_ns()
-            if now < due:  # woke early (timer slack): wait again
+            if now < due:
+                self._clock.sleep_ns(min(due - now, MAX_NAP_NS))
                 continue
-            self._sample(slot, now)
-            slot = self._advance(slot)
+            self._sample(self._slot, now)
+            self._slot = self._advance(self._slot)
 
     def close(self) -> None:
         """Stop the thread, close the file and the backend."""
         self._stop = True
-        if self._stop_signal.locked():
-            self._stop_signal.release()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
@@ -201,14 +203,18 @@ class Sampler:
 
     def _write_row(self, time_ns: int, monotonic_ns: int, label: str) -> None:
         with self._io:
-            if self._csv is not None:
-                self._csv.row(time_ns, monotonic_ns, self._read(), label)
+            if self._csv is None:
+                return
+            energy = bool(label) or monotonic_ns >= self._next_energy_ns
+            if energy:
+                self._next_energy_ns = monotonic_ns + ENERGY_PERIOD_NS
+            self._csv.row(time_ns, monotonic_ns, self._read(energy), label)
 
-    def _read(self) -> list[PowerReading] | list[VramReading] | None:
+    def _read(self, energy: bool) -> list[PowerReading] | list[VramReading] | None:
         assert self._backend is not None
         try:
             if self.kind == "power":
-                return self._backend.power(self.devices)
+                return self._backend.power(self.devices, energy=energy)
             return self._backend.vram(self.devices)
         # Any error of a vendor library (GPU lost, driver reset) must not end the sampling
         # thread: the row keeps its timestamps with empty values, and the error is reported.

@@ -34,8 +34,8 @@ class AmdSmiBackend:
     def device_count(self) -> int:
         return len(self._handles)
 
-    def power(self, devices: Sequence[int]) -> list[PowerReading]:
-        return [self._power(d) for d in devices]
+    def power(self, devices: Sequence[int], energy: bool = True) -> list[PowerReading]:
+        return [self._power(d, energy) for d in devices]
 
     def vram(self, devices: Sequence[int]) -> list[VramReading]:
         readings = []
@@ -49,9 +49,9 @@ class AmdSmiBackend:
     def close(self) -> None:
         self._amdsmi.amdsmi_shut_down()
 
-    def _power(self, device: int) -> PowerReading:
+    def _power(self, device: int, energy: bool) -> PowerReading:
         info = self._amdsmi.amdsmi_get_power_info(self._handles[device])
-        return PowerReading(watts_from_power_info(info), self._energy(device))
+        return PowerReading(watts_from_power_info(info), self._energy(device) if energy else None)
 
     def _energy(self, device: int) -> float | None:
         if not self._energy_ok[device]:

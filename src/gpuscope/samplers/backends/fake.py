@@ -47,13 +47,13 @@ class FakeBackend:
     def device_count(self) -> int:
         return self._devices
 
-    def power(self, devices: Sequence[int]) -> list[PowerReading]:
+    def power(self, devices: Sequence[int], energy: bool = True) -> list[PowerReading]:
         n = self._tick()
         readings = []
         for d in devices:
             watts = self._watts(d, n)
             self._energy[d] += watts or 0.0
-            readings.append(PowerReading(watts, self._energy[d]))
+            readings.append(PowerReading(watts, self._energy[d] if energy else None))
         return readings
 
     def vram(self, devices: Sequence[int]) -> list[VramReading]:

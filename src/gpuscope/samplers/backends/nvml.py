@@ -2,6 +2,8 @@
 
 Power: `nvmlDeviceGetPowerUsage` (mW → W; a 1-s moving average on Ampere and later except GA100).
 Energy: `nvmlDeviceGetTotalEnergyConsumption` (mJ since the driver loaded → J; Volta and later).
+It is the costly query: ~4 ms of busy CPU per call on H200 with driver 580, against ~2 µs for the
+power (benchmarks/probe_nvml_costs.py), so the sampler asks for it once a second and on marks.
 VRAM: `nvmlDeviceGetMemoryInfo(version=nvmlMemory_v2)`, whose `used` excludes the driver's
 reserved memory (as `nvidia-smi memory.used`); v1 (`used` includes it) where v2 is unavailable.
 """
@@ -29,10 +31,11 @@ class NvmlBackend:
     def device_count(self) -> int:
         return len(self._handles)
 
-    def power(self, devices: Sequence[int]) -> list[PowerReading]:
+    def power(self, devices: Sequence[int], energy: bool = True) -> list[PowerReading]:
         return [
             PowerReading(
-                self._nvml.nvmlDeviceGetPowerUsage(self._handles[d]) / 1000, self._energy(d)
+                self._nvml.nvmlDeviceGetPowerUsage(self._handles[d]) / 1000,
+                self._energy(d) if energy else None,
             )
             for d in devices
         ]

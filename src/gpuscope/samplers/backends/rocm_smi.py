@@ -72,7 +72,7 @@ class RocmSmiBackend:
     def device_count(self) -> int:
         return self._count
 
-    def power(self, devices: Sequence[int]) -> list[PowerReading]:
+    def power(self, devices: Sequence[int], energy: bool = True) -> list[PowerReading]:
         cards = self._read()
         return [cards[d].power for d in devices]
 
