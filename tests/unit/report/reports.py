@@ -14,7 +14,10 @@ import pytest
 
 import gpuscope
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "traces"
+REPO = Path(__file__).resolve().parents[3]
+REFERENCE = REPO / ".." / "shared" / "reference" / "traces"
+# recorded-for-gpuscope traces that the repository also carries (so the tests run without shared/)
+BUNDLED = (REPO / "tests" / "data", REPO / "src" / "gpuscope" / "data" / "examples")
 SCRIPT = "<script>alert(1)</script>"
 HOSTILE = f"{SCRIPT} | `tick` & \"quote\" 'apos' <img src=x onerror=alert(2)>"
 CATEGORIES = ("gemm", "attention", "convolution", "normalization", "elementwise", "reduction")
@@ -23,8 +26,8 @@ BUCKETS = ((0.0, 1.0), (1.0, 2.0), (2.0, 5.0), (5.0, 10.0), (10.0, 20.0), (20.0,
 
 
 def recorded(name: str) -> dict[str, Any]:
-    """The analysis of a reference trace read in place; skip when the shared folder is absent."""
-    path = REFERENCE / name
+    """The analysis of a recorded trace: the repository's copy, else the reference folder's."""
+    path = next((d / name for d in BUNDLED if (d / name).is_file()), REFERENCE / name)
     if not path.is_file():
         pytest.skip(f"reference trace {path} not found (sibling shared/ checkout absent)")
     return copy.deepcopy(_analyze(str(path)))
