@@ -41,12 +41,22 @@ def test_default_mode_is_hot_with_a_guard_and_full_provenance(matmul: Any) -> No
         assert m.clock_source == "nvml" and m.clocks
 
 
-def test_hot_agrees_with_the_kernel_time_on_a_large_matmul(matmul: Any) -> None:
+def test_hot_agrees_with_the_kernel_time_on_a_large_kernel(torch_gpu: ModuleType) -> None:
+    # A bandwidth-bound kernel: a large bf16 matmul is power-capped within ~0.1 s of sustained
+    # load on H100/H200, so kernel mode's long profiled batch and hot mode's short bursts run at
+    # different clocks (seen: 4096³ hot 174 µs vs kernel 188 µs) — a power effect, not timing.
+    x = torch_gpu.randn(64 << 20, device="cuda")
+    kernel = gpuscope.bench(x.add_, 1, mode="kernel")
+    hot = gpuscope.bench(x.add_, 1, mode="hot")
+    assert kernel.kernels_per_call == 1
+    assert hot.stats.median == pytest.approx(kernel.stats.median, rel=0.03)
+
+
+def test_kernel_mode_counts_the_kernels_of_a_matmul(matmul: Any) -> None:
     fn, args = matmul
-    kernel = gpuscope.bench(fn, *args, mode="kernel")
-    hot = gpuscope.bench(fn, *args, mode="hot")
-    assert kernel.kernels_per_call is not None and kernel.kernels_per_call >= 1
-    assert hot.stats.median == pytest.approx(kernel.stats.median, rel=0.05)
+    m = gpuscope.bench(fn, *args, mode="kernel")
+    assert m.kernels_per_call is not None and m.kernels_per_call >= 1
+    assert m.kernel_names
 
 
 def test_cold_is_slower_than_hot_for_a_cache_resident_working_set(torch_gpu: ModuleType) -> None:
