@@ -29,3 +29,7 @@ class SystemClock:
 
     def sleep_ns(self, duration_ns: int) -> None:
         time.sleep(duration_ns / 1e9)
+
+
+# The clock every sampler uses unless a test injects one; samplers sharing it share a thread.
+SYSTEM_CLOCK = SystemClock()

@@ -1,4 +1,4 @@
-"""`Sampler`: a background thread that samples GPU power or VRAM at a fixed rate into a CSV."""
+"""`Sampler`: samples GPU power or VRAM at a fixed rate into a CSV, from a background thread."""
 
 from __future__ import annotations
 
@@ -9,18 +9,16 @@ from types import TracebackType
 from typing import Literal
 
 from gpuscope.errors import ConfigError, ToolError
+from gpuscope.samplers import ticker
 from gpuscope.samplers.backends import Backend, open_backend
 from gpuscope.samplers.backends.base import PowerReading, VramReading
-from gpuscope.samplers.clock import Clock, SystemClock
+from gpuscope.samplers.clock import SYSTEM_CLOCK, Clock
 from gpuscope.samplers.csvout import SamplerCsv
-from gpuscope.samplers.schedule import deadline, next_slot
 
 Kind = Literal["power", "vram"]
-# The energy counter is read on marked rows and at most once per second: NVML's query costs ~4 ms
-# of busy CPU on Hopper (benchmarks/probe_nvml_costs.py) and its value changes every ~0.1 s.
-ENERGY_PERIOD_NS = 1_000_000_000
-# The thread sleeps at most this long at a time, so that close() never waits longer for it.
-MAX_NAP_NS = 50_000_000
+# The energy counter is read on marked rows and at most every 5 s: NVML's query costs ~4 ms of
+# busy CPU on Hopper (benchmarks/probe_nvml_costs.py); the marks give a workload's energy exactly.
+ENERGY_PERIOD_NS = 5_000_000_000
 
 
 @dataclass
@@ -40,11 +38,12 @@ class Sampler:
     """Sample `kind` ("power" or "vram") of `devices` every `rate_s` seconds into `out_csv`.
 
     A context manager: `__enter__` opens the backend (ToolError saying what to install when none
-    works), writes the header and starts the thread; `__exit__` stops it and closes the file.
+    works), writes the header and starts sampling; `__exit__` stops and closes the file.
     Sample k is taken at start + k·rate_s on the monotonic clock (no drift); a slot missed while
-    a slow read was in progress is skipped. Each row is flushed when written. `mark(label)`
-    writes a row at once (in the caller's thread), stamped with the time of the call. Power rows
-    carry the energy counter on marked rows and once per second (ENERGY_PERIOD_NS).
+    a slow read was in progress is skipped. Samplers with the same rate share one thread
+    (ticker.py). Each row is flushed when written. `mark(label)` writes a row at once (in the
+    caller's thread), stamped with the time of the call. Power rows carry the energy counter on
+    marked rows and every 5 s (ENERGY_PERIOD_NS).
 
         >>> with Sampler("power", run_dir / "gpu_info_power_profiler_output.csv") as s:
         ...     s.mark("workload_start"); run_workload(); s.mark("workload_end")
@@ -81,21 +80,20 @@ class Sampler:
         self.stats = SamplerStats()
         self._backend_spec = backend
         self._backend: Backend | None = None
-        self._clock: Clock = clock or SystemClock()
+        self._clock: Clock = clock or SYSTEM_CLOCK
         self._period_ns = max(1, round(rate_s * 1e9))
+        self._ticker: ticker.Ticker | None = None
+        self._member = self._sample  # one bound method: the ticker knows members by identity
+        self._last_slot: int | None = None
         self._start_ns = 0
-        self._slot = 0
         self._next_energy_ns = 0
         self._csv: SamplerCsv | None = None
-        self._io = threading.Lock()  # one reader/writer at a time: the thread or mark()
-        self._stop = False
-        self._thread: threading.Thread | None = None
+        self._io = threading.Lock()  # one reader/writer at a time: the ticker thread or mark()
 
     def __enter__(self) -> Sampler:
         self.open()
-        self._thread = threading.Thread(target=self.run, name=f"gpuscope-{self.kind}-sampler")
-        self._thread.daemon = True
-        self._thread.start()
+        assert self._ticker is not None
+        self._ticker.start()
         return self
 
     def __exit__(
@@ -117,7 +115,7 @@ class Sampler:
         return self._period_ns
 
     def open(self) -> None:
-        """Open the backend, choose the devices, write the header, start the schedule."""
+        """Open the backend, choose the devices, write the header, join the schedule."""
         backend = self._backend_spec
         self._backend = open_backend(backend) if isinstance(backend, str) else backend
         try:
@@ -126,7 +124,8 @@ class Sampler:
         except BaseException:
             self._backend.close()
             raise
-        self._start_ns = self._clock.monotonic_ns()
+        self._ticker = ticker.join(self._period_ns, self._clock, self._member)
+        self._start_ns = self._ticker.start_ns
 
     def mark(self, label: str) -> None:
         """Record an event (e.g. workload_start): a row with a fresh reading, stamped now."""
@@ -137,24 +136,16 @@ class Sampler:
         self.stats.marks += 1
 
     def run(self, until_ns: int | None = None) -> None:
-        """The sampling loop (the thread's body; tests call it with a fake clock and `until_ns`)."""
-        while not self._stop:
-            due = deadline(self._start_ns, self._period_ns, self._slot)
-            if until_ns is not None and due > until_ns:
-                break
-            now = self._clock.monotonic_ns()
-            if now < due:
-                self._clock.sleep_ns(min(due - now, MAX_NAP_NS))
-                continue
-            self._sample(self._slot, now)
-            self._slot = self._advance(self._slot)
+        """Run the shared schedule in this thread (tests: with a fake clock, up to `until_ns`)."""
+        assert self._ticker is not None, "open() first"
+        self._ticker.run(until_ns)
 
     def close(self) -> None:
-        """Stop the thread, close the file and the backend."""
-        self._stop = True
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        """Leave the schedule (stopping its thread if no other sampler uses it), close the file
+        and the backend."""
+        if self._ticker is not None:
+            ticker.leave(self._ticker, self._member)
+            self._ticker = None
         with self._io:
             if self._csv is not None:
                 self._csv.close()
@@ -188,18 +179,18 @@ class Sampler:
             )
         return kept
 
-    def _sample(self, slot: int, now_ns: int) -> None:
-        late = now_ns - deadline(self._start_ns, self._period_ns, slot)
-        self.stats.samples += 1
-        self.stats.last_late_ns = late
-        self.stats.max_late_ns = max(self.stats.max_late_ns, late)
-        self.stats.last_slot = slot
+    def _sample(self, slot: int, due_ns: int) -> None:
+        """The ticker's call for a due slot: stamp, read, write."""
+        now_ns = self._clock.monotonic_ns()
+        late = now_ns - due_ns
+        stats = self.stats
+        stats.samples += 1
+        stats.last_late_ns = late
+        stats.max_late_ns = max(stats.max_late_ns, late)
+        if self._last_slot is not None:
+            stats.skipped_slots += slot - self._last_slot - 1
+        self._last_slot = stats.last_slot = slot
         self._write_row(self._clock.time_ns(), now_ns, "")
-
-    def _advance(self, slot: int) -> int:
-        following = next_slot(self._start_ns, self._period_ns, self._clock.monotonic_ns(), slot)
-        self.stats.skipped_slots += following - slot - 1
-        return following
 
     def _write_row(self, time_ns: int, monotonic_ns: int, label: str) -> None:
         with self._io:

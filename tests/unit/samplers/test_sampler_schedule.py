@@ -97,10 +97,10 @@ def test_marks_are_rows_stamped_when_called(tmp_path: Path) -> None:
         sampler.mark("late")
 
 
-def test_power_csv_values_and_energy_once_a_second(tmp_path: Path) -> None:
+def test_power_csv_values_and_energy_every_5_s(tmp_path: Path) -> None:
     clock = FakeClock()
-    sampler = _sampler(tmp_path, FakeBackend(devices=2), clock, rate_s=0.25)
-    sampler.run(until_ns=sampler.start_ns + 2000 * MS)
+    sampler = _sampler(tmp_path, FakeBackend(devices=2), clock, rate_s=1.0)
+    sampler.run(until_ns=sampler.start_ns + 11_000 * MS)
     sampler.mark("workload_end")
     sampler.close()
     table = rows(tmp_path / "power.csv")
@@ -111,9 +111,9 @@ def test_power_csv_values_and_energy_once_a_second(tmp_path: Path) -> None:
     # fake watts = 100 + 50·device + reading number (reading 0 was the probe)
     assert [r["Power(Watt) GPU1"] for r in table[:3]] == ["151.000", "152.000", "153.000"]
     with_energy = [i for i, r in enumerate(table) if r["energy_J GPU0"]]
-    assert with_energy == [0, 4, 8, 9]  # t = 0 s, 1 s, 2 s, and the mark
-    # energy since the first row: the fake counter adds each reading's watts
-    assert table[4]["energy_J GPU0"] == f"{102 + 103 + 104 + 105:.3f}"
+    assert with_energy == [0, 5, 10, 12]  # t = 0 s, 5 s, 10 s, and the mark
+    # energy since the first row: the fake's counter adds every reading's watts
+    assert table[5]["energy_J GPU0"] == f"{sum(100 + n for n in range(2, 7)):.3f}"
 
 
 def test_vram_percent_is_used_over_total(tmp_path: Path) -> None:
@@ -193,3 +193,23 @@ def test_context_manager_with_the_real_clock(tmp_path: Path) -> None:
     table = rows(tmp_path / "p.csv")
     assert [r["mark"] for r in table if r["mark"]] == ["workload_start", "workload_end"]
     assert table[0]["mark"] == "" and backend.closed
+
+
+def test_power_and_vram_at_one_rate_share_one_ticker(tmp_path: Path) -> None:
+    from gpuscope.samplers import ticker
+
+    clock = FakeClock()
+    power = _sampler(tmp_path, FakeBackend(), clock, rate_s=0.1)
+    vram = Sampler("vram", tmp_path / "vram.csv", backend=FakeBackend(), clock=clock, rate_s=0.1)
+    vram.open()
+    slow = Sampler("vram", tmp_path / "slow.csv", backend=FakeBackend(), clock=clock, rate_s=0.5)
+    slow.open()
+    assert len(ticker._SHARED) == 2
+    power.run(until_ns=power.start_ns + 300 * MS)  # one loop samples both 0.1 s samplers
+    power.close()
+    vram.run(until_ns=power.start_ns + 500 * MS)  # the ticker lives on for vram
+    vram.close()
+    slow.close()
+    assert ticker._SHARED == {}
+    assert len(rows(tmp_path / "power.csv")) == 4 and len(rows(tmp_path / "vram.csv")) == 6
+    assert rows(tmp_path / "slow.csv") == []
