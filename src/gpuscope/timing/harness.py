@@ -26,7 +26,7 @@ from gpuscope.timing._torch import gpu_torch, require_gpu_torch
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.env import cpu_environment, gpu_environment
 from gpuscope.timing.measurement import Environment, Measurement, Peaks, Work
-from gpuscope.timing.options import DEFAULT_GPU_MODE, BenchOptions
+from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, BenchOptions
 from gpuscope.timing.sampler import Clock, CpuSampler, Sampler
 
 _KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
@@ -35,9 +35,12 @@ _KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
 def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
     """Time `fn(*args, **kwargs)`; see `BenchOptions` for every option.
 
-    On a GPU (PyTorch with CUDA or ROCm) the default mode is "hot": device events around
-    back-to-back calls with a guard kernel ahead of them. Without one it is "cpu", the host wall
-    clock, labelled as such in the result. Raises InputError/ConfigError/ToolError.
+    On a GPU (PyTorch with CUDA or ROCm) the default mode ("auto") is "hot": device events
+    around back-to-back calls with a guard kernel ahead of them. When that gives under 20 µs per
+    call, the result is the profiler's kernel time ("kernel" mode) instead, because kernels on
+    one stream start ~1 µs apart and events cannot resolve µs-scale work; the hot median is kept
+    in `options["hot_median_us"]`. Without a GPU the mode is "cpu", the host wall clock, labelled
+    as such. Raises InputError/ConfigError/ToolError.
     """
     opts = BenchOptions.from_kwargs(options)
     if not callable(fn):
@@ -53,7 +56,53 @@ def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
         else:
             sampler = opts.sampler or make_sampler(mode, torch, fn, args, opts)
             m = _bench_events(sampler, fn, opts, env, clock, monitor)
+            if _auto_to_kernel(opts, m, torch):
+                assert torch is not None
+                m = _retime_by_kernel(torch, fn, args, opts, env, clock, monitor, m)
         return _with_work(m, torch, opts)
+
+
+def _auto_to_kernel(opts: BenchOptions, hot: Measurement, torch: ModuleType | None) -> bool:
+    return (
+        opts.mode == "auto"
+        and opts.sampler is None
+        and torch is not None
+        and hot.mode == "hot"
+        and hot.median_us < AUTO_KERNEL_BELOW_US
+    )
+
+
+def _retime_by_kernel(
+    torch: ModuleType,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    opts: BenchOptions,
+    env: Environment,
+    clock: Clock,
+    monitor: Monitor,
+    hot: Measurement,
+) -> Measurement:
+    """Kernel mode for a µs-scale callable; the hot result is kept beside it (or returned, with
+    the reason, when the profiler cannot run here — e.g. another profiler holds CUPTI)."""
+    import msgspec
+
+    try:
+        m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
+    except Exception as error:  # any profiler failure: keep the hot result
+        note = f"kernel mode failed ({type(error).__name__}: {error}); hot result kept"
+        return msgspec.structs.replace(hot, options=hot.options | {"auto": note})
+    reason = (
+        f"hot median {hot.median_us:.2f} µs < {AUTO_KERNEL_BELOW_US:g} µs: reported the "
+        "profiler's kernel time (events include the ~1 µs start gap between kernels)"
+    )
+    extra: dict[str, Any] = {
+        "auto": reason,
+        "hot_median_us": round(hot.median_us, 4),
+        "hot_samples": len(hot.samples_us),
+    }
+    return msgspec.structs.replace(
+        m, elapsed_s=m.elapsed_s + hot.elapsed_s, options=m.options | extra
+    )
 
 
 def resolve_mode(opts: BenchOptions) -> tuple[str, ModuleType | None]:

@@ -14,13 +14,17 @@ from gpuscope.timing.sampler import Clock, Sampler
 MODES = ("auto", "hot", "cold", "graph", "kernel", "cpu")
 GPU_MODES = ("hot", "cold", "graph", "kernel")
 DEFAULT_GPU_MODE = "hot"
+# In "auto" mode, a callable whose hot time per call is under this is re-timed by the profiler:
+# back-to-back kernels on one stream start ~1 µs apart, so no event timing resolves µs kernels.
+AUTO_KERNEL_BELOW_US = 20.0
 
 
 @dataclass(frozen=True)
 class BenchOptions:
     """Keyword options of `bench()`. Times in seconds, `target_ci` as a fraction.
 
-    mode: "auto" (GPU → hot, else cpu), "hot", "cold", "graph", "kernel" or "cpu".
+    mode: "auto" (GPU → hot, then kernel if hot < 20 µs per call; else cpu), "hot", "cold",
+    "graph", "kernel" or "cpu".
     kwargs: keyword arguments for the callable. name: label in reports.
     target_ci: stop once the median's 95 % CI half-width is below this (0.01 = ±1 %).
     budget_s: stop sampling after this long even if the target is not reached.

@@ -29,7 +29,8 @@ def _pct(value: float | None) -> str:
 
 
 def _title(m: Measurement) -> str:
-    return f"{m.name} — mode {m.mode} ({m.timer}) on {m.env.device}"
+    auto = " (auto: µs-scale, profiler kernel time)" if "hot_median_us" in m.options else ""
+    return f"{m.name} — mode {m.mode}{auto} ({m.timer}) on {m.env.device}"
 
 
 def measurement_rows(m: Measurement) -> list[tuple[str, str]]:
@@ -47,6 +48,9 @@ def measurement_rows(m: Measurement) -> list[tuple[str, str]]:
         ("samples", f"{s.n} × {m.calls_per_sample} call(s); stopped: {m.stop_reason}"),
         ("first call", us(m.first_call_us)),
     ]
+    hot = m.options.get("hot_median_us")
+    if isinstance(hot, float):
+        rows.append(("hot (events) / call", f"{us(hot)}  (includes the device's start gaps)"))
     if m.host_us_per_call is not None:
         rows.append(("host enqueue / call", us(m.host_us_per_call)))
     if m.kernels_per_call is not None:
