@@ -50,13 +50,14 @@ def main(args: argparse.Namespace) -> int:
 
     from gpuscope.tools import config, context, session
 
-    catalog = config.load_catalog(Path(args.tools_config) if args.tools_config else None)
+    tools_config = Path(args.tools_config) if args.tools_config else None
     if args.list_tools:
-        _list_tools(catalog)
+        _list_tools(config.load_catalog(tools_config))
         return 0
     file = Path(args.additional_context_file) if args.additional_context_file else None
     ctx = context.load_context(args.additional_context, file)
     requests = [*ctx.tools, *config.requests_from_names(args.tools.split(","))]
+    catalog = config.load_catalog(tools_config) if requests or tools_config else {}
     request = session.RunRequest(
         command=tuple(_command(args.command)),
         tools=tuple(config.resolve(requests, catalog)),
