@@ -8,16 +8,18 @@
 since the sampler started, from the device's counter, filled on marked rows and once per second
 (empty in between, and where a device has no counter); `mark` labels rows
 taken when the runner marked an event (workload_start, workload_end). Empty cell = not reported.
-Every row is flushed to the OS when written: a killed run keeps all rows taken so far.
+Every row reaches the OS when written (one write call): a killed run keeps all rows taken so far.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
 from gpuscope.samplers.backends.base import PowerReading, VramReading
 
@@ -65,8 +67,9 @@ class EnergyBaseline:
 class SamplerCsv:
     """Writes and flushes one row per sample.
 
-    Rows are formatted by hand (not with `csv`): at 100 Hz per sampler the row costs as much as
-    the wakeup, so the date part of the timestamps is formatted once per second.
+    Rows are formatted by hand (not with `csv`) and written with one `os.write` each (no buffer
+    to flush): at 100 Hz the row costs as much as the wakeup, so the date part of the timestamps is
+    formatted once per second.
     """
 
     def __init__(self, path: Path, kind: Kind, devices: Sequence[int]) -> None:
@@ -74,9 +77,10 @@ class SamplerCsv:
         self._energy = EnergyBaseline()
         self._second = -1
         self._date = ""
-        self._file: TextIO = path.open("w", newline="", encoding="utf-8")
-        csv.writer(self._file).writerow(header(kind, self._devices))
-        self._file.flush()
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        head = io.StringIO()
+        csv.writer(head, lineterminator="\n").writerow(header(kind, self._devices))
+        os.write(self._fd, head.getvalue().encode())
 
     def row(
         self,
@@ -100,11 +104,10 @@ class SamplerCsv:
             *extras,
             _quoted(mark),
         ]
-        self._file.write(",".join(cells) + "\n")
-        self._file.flush()
+        os.write(self._fd, (",".join(cells) + "\n").encode())
 
     def close(self) -> None:
-        self._file.close()
+        os.close(self._fd)
 
     def _cells(
         self, readings: Sequence[PowerReading] | Sequence[VramReading] | None
