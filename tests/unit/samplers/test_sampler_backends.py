@@ -4,6 +4,7 @@ amdsmi's unit traps, and `auto` saying what to install when nothing works."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -179,3 +180,22 @@ def test_sampler_enter_raises_tool_error(tmp_path: Any) -> None:
 def test_unknown_backend_name() -> None:
     with pytest.raises(ConfigError, match="unknown sampler backend"):
         backends.open_backend("nvidia")
+
+
+def test_amdsmi_is_shut_down_by_the_last_backend_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuscope.samplers.backends.amdsmi import open_amdsmi
+
+    calls: list[str] = []
+    fake = SimpleNamespace(
+        AmdSmiException=RuntimeError,
+        AmdSmiInitFlags=SimpleNamespace(INIT_AMD_GPUS=2),
+        amdsmi_init=lambda flags: calls.append("init"),
+        amdsmi_shut_down=lambda: calls.append("shut_down"),
+        amdsmi_get_processor_handles=lambda: ["gpu0", "gpu1"],
+    )
+    monkeypatch.setitem(sys.modules, "amdsmi", fake)
+    power, vram = open_amdsmi(), open_amdsmi()  # the power and the VRAM sampler of one run
+    power.close()
+    assert calls == ["init"]
+    vram.close()
+    assert calls == ["init", "shut_down"] and power.device_count() == 2

@@ -11,6 +11,7 @@ Energy: `amdsmi_get_energy_count` → `energy_accumulator` (`power` before ROCm 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ class AmdSmiBackend:
         return readings
 
     def close(self) -> None:
-        self._amdsmi.amdsmi_shut_down()
+        _release(self._amdsmi)
 
     def _power(self, device: int, energy: bool) -> PowerReading:
         info = self._amdsmi.amdsmi_get_power_info(self._handles[device])
@@ -94,6 +95,29 @@ def _watts(value: object) -> float | None:
     return watts if 0 <= watts < _MAX_PLAUSIBLE_W else None
 
 
+# amdsmi's init/shut-down are process-wide: the power and VRAM samplers of one run each open a
+# backend, so the library is initialized by the first and shut down by the last (NVML counts its
+# own nvmlInit/nvmlShutdown calls).
+_USERS_LOCK = threading.Lock()
+_users = 0
+
+
+def _acquire(amdsmi: Any) -> None:
+    global _users
+    with _USERS_LOCK:
+        if _users == 0:
+            amdsmi.amdsmi_init(amdsmi.AmdSmiInitFlags.INIT_AMD_GPUS)
+        _users += 1
+
+
+def _release(amdsmi: Any) -> None:
+    global _users
+    with _USERS_LOCK:
+        _users = max(0, _users - 1)
+        if _users == 0:
+            amdsmi.amdsmi_shut_down()
+
+
 def _errors(amdsmi: Any) -> type[Exception]:
     """amdsmi's exception base class (every amdsmi error derives from it)."""
     base = getattr(amdsmi, "AmdSmiException", Exception)
@@ -113,7 +137,7 @@ def open_amdsmi() -> AmdSmiBackend:
             "amdsmi not importable (install ROCm's amdsmi package)"
         ) from missing
     try:
-        amdsmi.amdsmi_init(amdsmi.AmdSmiInitFlags.INIT_AMD_GPUS)
+        _acquire(amdsmi)
     except _errors(amdsmi) as error:
         raise BackendUnavailable(f"amdsmi did not initialize ({error})") from error
     backend = AmdSmiBackend(amdsmi)
