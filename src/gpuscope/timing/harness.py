@@ -86,6 +86,9 @@ def _retime_by_kernel(
     the reason, when the profiler cannot run here — e.g. another profiler holds CUPTI)."""
     import msgspec
 
+    if _profiler_running(torch):
+        note = "a profiler is already running here: kept the hot result (kernel mode needs it)"
+        return msgspec.structs.replace(hot, options=hot.options | {"auto": note})
     try:
         m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
     except Exception as error:  # any profiler failure: keep the hot result
@@ -237,6 +240,13 @@ def _bench_kernel(
         clock_source=monitor.source,
         clocks=monitor.samples(),
     )
+
+
+def _profiler_running(torch: ModuleType) -> bool:
+    """Is a torch.profiler / Kineto session active (e.g. the caller's own)? Starting a second
+    one would stop theirs."""
+    probe = getattr(getattr(torch._C, "_autograd", None), "_profiler_enabled", None)
+    return bool(probe()) if callable(probe) else False
 
 
 def _kernel_calls(per_call_us: float, budget_s: float) -> int:
