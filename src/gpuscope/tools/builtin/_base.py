@@ -33,7 +33,13 @@ def missing(program: str, config: ToolConfig) -> ToolError:
 
 
 class WrapperTool:
-    """Prefix the command with `cmd`, add `env_vars`, run pre/post scripts, own `outputs`."""
+    """Prefix the command with `cmd`, add `env_vars`, run pre/post scripts, own `outputs`.
+
+    A profiler that writes into a folder of the run directory names it in `output_dir`: it is
+    created in setup, and `reports()` lists what the profiler left there.
+    """
+
+    output_dir = ""
 
     def __init__(self, config: ToolConfig) -> None:
         self.config = config
@@ -62,7 +68,16 @@ class WrapperTool:
         finally:
             self.teardown(ctx)
 
+    def reports(self, ctx: RunContext, pattern: str) -> list[Path]:
+        """Files matching `pattern` in `output_dir`; a warning in the manifest when none."""
+        found = sorted((ctx.run_dir / self.output_dir).glob(pattern))
+        if not found:
+            ctx.notes.warn(f"{self.name}: no {pattern} under {self.output_dir}/")
+        return found
+
     def setup(self, ctx: RunContext) -> None:
+        if self.output_dir:
+            (ctx.run_dir / self.output_dir).mkdir(exist_ok=True)
         for output in self.config.outputs:
             if output.endswith("/"):
                 (ctx.run_dir / output).mkdir(parents=True, exist_ok=True)

@@ -15,18 +15,12 @@ PAGES = ("raw", "details")
 
 
 class NcuTool(WrapperTool):
-    def setup(self, ctx: RunContext) -> None:
-        (ctx.run_dir / OUTPUT).mkdir(exist_ok=True)
-        super().setup(ctx)
+    output_dir = OUTPUT
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)
-        out = ctx.run_dir / OUTPUT
-        reports = sorted(out.glob("*.ncu-rep"))
-        if not reports:
-            ctx.notes.warn(f"{self.name}: ncu wrote no .ncu-rep under {OUTPUT}/")
         ncu = self.prefix(ctx)[0]
-        for report in reports:
+        for report in self.reports(ctx, "*.ncu-rep"):
             for page in PAGES:
                 self._export(ctx, ncu, report, page)
 

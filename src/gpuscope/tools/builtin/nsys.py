@@ -1,4 +1,5 @@
-"""`nsys`: Nsight Systems timeline; the report is exported to SQLite for `gpuscope analyze`.
+"""`nsys`: Nsight Systems timeline; the report is exported to SQLite (`nsys stats` and SQL
+tools read it; `gpuscope analyze` does not read nsys exports yet).
 
 The export runs in teardown, so a run that crashed or was interrupted still gets it when nsys
 managed to write its report. Note that nsys stores the profiled process's whole environment
@@ -14,18 +15,13 @@ OUTPUT = "nsys_output"
 
 
 class NsysTool(WrapperTool):
-    def setup(self, ctx: RunContext) -> None:
-        (ctx.run_dir / OUTPUT).mkdir(exist_ok=True)
-        super().setup(ctx)
+    output_dir = OUTPUT
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)
         out = ctx.run_dir / OUTPUT
-        reports = sorted(out.glob("*.nsys-rep"))
-        if not reports:
-            ctx.notes.warn(f"{self.name}: nsys wrote no .nsys-rep under {OUTPUT}/")
         nsys = self.prefix(ctx)[0]
-        for report in reports:
+        for report in self.reports(ctx, "*.nsys-rep"):
             sqlite = report.with_suffix(".sqlite")
             argv = [nsys, "export", "--type=sqlite", "--force-overwrite=true",
                     f"--output={sqlite}", str(report)]  # fmt: skip

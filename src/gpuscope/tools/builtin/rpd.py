@@ -1,6 +1,6 @@
 """`rpd`: rocmProfileData's tracer (`runTracer.sh -o FILE app`), writing `rpd_output/trace.rpd`
-(SQLite; `gpuscope analyze` reads it directly). When `rpd2tracing.py` is on PATH the trace is
-also converted to Chrome JSON (`trace.json`), as madengine's post-script does.
+(SQLite). When `rpd2tracing.py` is on PATH the trace is also converted to Chrome JSON
+(`trace.json`), as madengine's post-script does.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ CONVERTER = "rpd2tracing.py"
 
 
 class RpdTool(WrapperTool):
-    def setup(self, ctx: RunContext) -> None:
-        (ctx.run_dir / OUTPUT).mkdir(exist_ok=True)
-        super().setup(ctx)
+    output_dir = OUTPUT
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)
         out = ctx.run_dir / OUTPUT
-        traces = sorted(out.glob("*.rpd"))
+        traces = self.reports(ctx, "*.rpd")
         if not traces:
-            ctx.notes.warn(f"{self.name}: no .rpd trace under {OUTPUT}/")
             return
         converter = ctx.which(CONVERTER)
         if converter is None:
