@@ -6,6 +6,7 @@ renderers never compute. Times are int64 ns inside and µs floats in the dict.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,12 +103,10 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         verdict=verdict(line, sync, window, trace),
         top=top,
     )
-    return Analysis(
-        **{
-            **partial.__dict__,
-            "findings": findings_mod.findings(partial),
-            "integrity": integrity_mod.integrity(partial),
-        }
+    return dataclasses.replace(
+        partial,
+        findings=findings_mod.findings(partial),
+        integrity=integrity_mod.integrity(partial),
     )
 
 

@@ -43,7 +43,6 @@ class StreamReport:
     dropped_bytes: int = 0
     total_bytes: int = 0
     repaired_batches: int = 0
-    warnings: list[str] = field(default_factory=list)
 
 
 def _raw_blocks(path: str, progress: Progress | None) -> Iterator[tuple[bytes, bool]]:

@@ -171,9 +171,3 @@ class Trace:
     gpu_annotations: GpuAnnotations
     flows: Flows
 
-    def name(self, index: int) -> str:
-        return self.names[index]
-
-    @property
-    def kernels(self) -> GpuOps:
-        return self.gpu.take(self.gpu.kind == KERNEL)  # type: ignore[no-any-return]

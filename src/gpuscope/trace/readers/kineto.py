@@ -249,7 +249,7 @@ class _Builder:
         self, path: str, report: StreamReport, names: tuple[str, ...], host: HostCalls
     ) -> TraceMeta:
         header = report.header
-        warnings = list(report.warnings)
+        warnings: list[str] = []
         if report.truncated:
             recovered = sum(self.counts.values())
             warnings.insert(
