@@ -148,6 +148,8 @@ class _Builder:
     def _ts(self, group: list[Any]) -> I64:
         if self.mode == "fast":
             return float_us_to_ns(np.array([e.ts for e in group], np.float64))
+        if self.mode == "exact":
+            return dec.raw_us_to_ns([e.ts for e in group])
         return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
 
     def _common(self, group: list[Any]) -> dict[str, Any]:
