@@ -12,6 +12,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 
 class Args(msgspec.Struct, frozen=True, gc=False):
@@ -120,14 +122,12 @@ def text_us_to_ns(text: Any) -> int:
 _THREE_DECIMALS = re.compile(rb"-?\d+\.\d{3}(?=\s|$)")
 
 
-def raw_us_to_ns(values: list[msgspec.Raw]) -> Any:
+def raw_us_to_ns(values: list[msgspec.Raw]) -> npt.NDArray[np.int64]:
     """Exact ns for many JSON numbers kept as text (the epoch-µs case).
 
     Kineto writes µs with exactly three decimals ("%.3f"): then the ns value is the text without
     its dot, parsed in one pass. Anything else goes number by number.
     """
-    import numpy as np
-
     text = b" ".join([bytes(v) for v in values])
     if len(_THREE_DECIMALS.findall(text)) == len(values):
         return np.array(text.replace(b".", b"").split(), dtype=np.int64)
