@@ -68,3 +68,16 @@ def test_unlinked_kernels_are_flagged(builder: TraceBuilder, tmp_path: Path) -> 
     builder.launch("linked", at=0.0, start=20.0, dur=1.0)
     flags = [f["id"] for f in builder.analyze(tmp_path / "t.json").to_dict()["integrity"]]
     assert "unlinked-kernels" in flags
+
+
+def test_kernels_without_correlation_link_through_flow_events(
+    builder: TraceBuilder, tmp_path: Path
+) -> None:
+    builder.runtime("cudaLaunchKernel", 0.0, 3.0, corr=-1)
+    builder.kernel("k", 12.0, 2.0)  # no correlation id: only the flow pair links them
+    flow = {"cat": "ac2g", "name": "ac2g", "id": 77}
+    builder.events.append({**flow, "ph": "s", "pid": 100, "tid": 100, "ts": 0.0})
+    builder.events.append({**flow, "ph": "f", "bp": "e", "pid": 0, "tid": 7, "ts": 12.0})
+    launch = builder.analyze(tmp_path / "t.json").to_dict()["launch"]
+    assert launch["linked"] == 1
+    assert launch["queue_delay_us"]["max"] == 12.0
