@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 
 from gpuscope.errors import ConfigError, ToolError
@@ -44,6 +45,30 @@ OPENERS: dict[str, Callable[[], Backend]] = {
 AUTO_ORDER = ("nvml", "amdsmi", "rocm-smi")
 
 
+Which = Callable[[str], "str | None"]
+
+
+def _installed(name: str, which: Which) -> bool:
+    if name in ("nvml", "amdsmi"):
+        return importlib.util.find_spec("pynvml" if name == "nvml" else "amdsmi") is not None
+    return name == "fake" or which("rocm-smi") is not None
+
+
+def require_installed(name: str = "auto", which: Which | None = None) -> None:
+    """Fail fast (ToolError, same advice as open_backend) when no candidate backend is even
+    installed. Cheap: nothing is initialised, so `gpuscope run` can check before it starts.
+    `which` finds a program on the PATH the command will get (default: ours)."""
+    if which is None:
+        import shutil
+
+        which = shutil.which
+    if name != "auto" and name not in OPENERS:
+        raise ConfigError(f"unknown sampler backend {name!r}: expected auto, {', '.join(OPENERS)}")
+    candidates = AUTO_ORDER if name == "auto" else (name,)
+    if not any(_installed(c, which) for c in candidates):
+        open_backend(name)  # raises with each candidate's reason
+
+
 def open_backend(name: str = "auto") -> Backend:
     """The named backend, or the first that works (`auto`); ToolError says what to install."""
     if name != "auto" and name not in OPENERS:
@@ -61,4 +86,11 @@ def open_backend(name: str = "auto") -> Backend:
     )
 
 
-__all__ = ["AUTO_ORDER", "OPENERS", "Backend", "BackendUnavailable", "open_backend"]
+__all__ = [
+    "AUTO_ORDER",
+    "OPENERS",
+    "Backend",
+    "BackendUnavailable",
+    "open_backend",
+    "require_installed",
+]

@@ -26,7 +26,10 @@ class SamplerTool:
             raise ToolError(f"{self.name}: options.measure must be power or vram, not {self.kind}")
 
     def check(self, ctx: RunContext) -> None:
-        _samplers().sampler_env_options(self.kind, self.config.env_vars)
+        options = _samplers().sampler_env_options(self.kind, self.config.env_vars)
+        from gpuscope.samplers.backends import require_installed
+
+        require_installed(options["backend"], ctx.which)
 
     @contextmanager
     def open(self, ctx: RunContext) -> Iterator[Layer]:
