@@ -87,15 +87,11 @@ def _emit(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
 
 
 def _write(target: str, data: bytes) -> None:
-    """Write whole or not at all: a temp file renamed over the target."""
+    from gpuscope._atomic import write_atomic
     from gpuscope.errors import InputError
 
-    path = Path(target)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        temp.write_bytes(data)
-        temp.replace(path)
+        write_atomic(Path(target), data)
     except OSError as error:
         raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
 

@@ -228,10 +228,10 @@ def _run_user_code(label: str, run: Any) -> Any:
 
 
 def _write(path: Path, data: bytes) -> None:
+    from gpuscope._atomic import write_atomic
     from gpuscope.errors import InputError
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_atomic(path, data)
     except OSError as error:
         raise InputError(f"--json {path}: cannot write ({error.strerror})") from error

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from gpuscope._atomic import replacing
 from gpuscope.libtrace.call import LibraryCall, with_calls
 
 MADENGINE_COLUMNS = ("jobid", "created_date", "model", "library", "config", "calls")
@@ -47,13 +47,11 @@ def write_csv(
 ) -> Path:
     """Write the aggregated rows (atomically: a reader never sees half a file)."""
     created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    partial = path.with_name(f".{path.name}.partial")
-    with partial.open("w", newline="", encoding="utf-8") as handle:
+    with replacing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
         for call in aggregate(calls):
             writer.writerow(_cells(call, jobid, created, model))
-    os.replace(partial, path)
     return path
 
 

@@ -23,11 +23,12 @@ A run killed with gpuscope itself (kill -9) keeps the start manifest with status
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from gpuscope._atomic import write_atomic
 
 SCHEMA = "gpuscope.run/1"
 FILE_NAME = "manifest.json"
@@ -65,11 +66,8 @@ class Manifest:
 
     def write(self) -> Path:
         """Write atomically to `<run_dir>/manifest.json` (a reader never sees half a file)."""
-        path = Path(self.run_dir) / FILE_NAME
-        temporary = path.with_name(f".{FILE_NAME}.tmp")
-        temporary.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
-        return path
+        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        return write_atomic(Path(self.run_dir) / FILE_NAME, text.encode("utf-8"))
 
 
 def utc_iso(moment: datetime) -> str:
