@@ -13,7 +13,6 @@ otherwise INCONCLUSIVE (more samples are taken until the budget runs out).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.correctness import Correctness, compare_outputs, outputs_of, upcast
 from gpuscope.timing.harness import environment, make_sampler, resolve_mode
 from gpuscope.timing.measurement import SCHEMA, Environment, Measurement, to_builtins
-from gpuscope.timing.options import BenchOptions
+from gpuscope.timing.options import BenchOptions, refuse_unknown
 from gpuscope.timing.sampler import Clock, Sampler
 
 FASTER, SLOWER, SAME, INCONCLUSIVE, INCORRECT = (
@@ -126,12 +125,7 @@ class CompareOptions:
 
     @classmethod
     def from_kwargs(cls, options: dict[str, Any]) -> CompareOptions:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ConfigError(
-                f"unknown compare option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
-            )
+        refuse_unknown(cls, options, "compare")
         opts = cls(**options)
         if opts.mode == "kernel":
             raise ConfigError("compare() times with events; use mode hot, cold, graph or cpu")

@@ -19,6 +19,16 @@ DEFAULT_GPU_MODE = "hot"
 AUTO_KERNEL_BELOW_US = 20.0
 
 
+def refuse_unknown(options_class: type, options: dict[str, Any], what: str) -> None:
+    """ConfigError naming every unknown option and the valid ones (no silent typos)."""
+    known = {f.name for f in dataclasses.fields(options_class)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown {what} option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+        )
+
+
 @dataclass(frozen=True)
 class BenchOptions:
     """Keyword options of `bench()`. Times in seconds, `target_ci` as a fraction.
@@ -56,12 +66,7 @@ class BenchOptions:
 
     @classmethod
     def from_kwargs(cls, options: dict[str, Any]) -> BenchOptions:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ConfigError(
-                f"unknown bench option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
-            )
+        refuse_unknown(cls, options, "bench")
         opts = cls(**options)
         opts.validate()
         return opts
