@@ -270,14 +270,19 @@ def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
 
 
 def _decode_header(text: bytes) -> dict[str, Any]:
-    """Top-level keys around the event array; tolerant of a header cut short or damaged."""
-    body = text.rstrip()
+    """Top-level keys around the event array; tolerant of a header cut short or damaged.
+
+    The text before `"traceEvents"` is an object left open (`{"a": 1, "b": {...},`), the text
+    after the array is one already closed (`{"c": 2}`): both are tried with and without a `}`.
+    """
+    body = text.rstrip().translate(_CONTROL_TO_SPACE)
     if body.endswith(b","):
         body = body[:-1]
-    if not body.rstrip().endswith(b"}"):
-        body += b"}"
-    try:
-        value = msgspec.json.decode(body.translate(_CONTROL_TO_SPACE))
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    for candidate in (body + b"}", body):
+        try:
+            value = msgspec.json.decode(candidate)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}

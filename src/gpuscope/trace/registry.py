@@ -1,12 +1,22 @@
 """The reader registry: find the reader for a file by its content, never by its extension alone.
 
 Third-party readers register the same way the built-ins do (`register(MyReader())`); a second
-reader under an existing name raises.
+reader under an existing name raises. Built-in readers are imported on first use, so reading a
+Kineto JSON never loads the SQLite readers.
+
+A reader of a multi-file format (rocprof's `results.*`, rocprofv3's `<pid>_*_trace.csv`) also has
+`group_key(path)` and `read_group(paths)`: in a directory, the files with one key become one
+`Trace`. When two sources describe the same process (an `.rpd` and its `rpd2tracing` JSON, a
+rocpd database and the CSVs of the same run), the reader with the higher `priority` is read.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from gpuscope.errors import InputError, ReaderError
@@ -22,7 +32,26 @@ class Reader(Protocol):
     def read(self, path: str, progress: Progress | None = None) -> Trace: ...
 
 
+# name -> "module:Class"; the order is the sniffing order (specific formats before generic JSON)
+BUILTIN = {
+    "rocprof": "gpuscope.trace.readers.rocprof:RocprofReader",
+    "rocprofv3": "gpuscope.trace.readers.rocprofv3:Rocprofv3Reader",
+    "rocpd": "gpuscope.trace.readers.rocpd:RocpdReader",
+    "rpd": "gpuscope.trace.readers.rpd:RpdReader",
+    "nsys": "gpuscope.trace.readers.nsys:NsysReader",
+    "ncu": "gpuscope.trace.readers.ncu:NcuReader",
+    "kineto": "gpuscope.trace.readers.kineto:KinetoReader",
+}
+FORMATS_HELP = (
+    "Kineto/Chrome trace JSON (torch.profiler), rocprof v1 (results.csv, *.stats.csv, "
+    "results.json, results.db), rocprofv3 (CSV, JSON, rocpd .db), rpd (.rpd), "
+    "Nsight Systems (.sqlite export, .nsys-rep), Nsight Compute (ncu --csv)"
+)
+# files gpuscope itself writes next to profiler outputs: never traces
+_OWN_OUTPUTS = ("manifest.json", "analysis.json", ".analysis.json", "summary.json")
+
 _READERS: dict[str, Reader] = {}
+_loaded = False
 
 
 def register(reader: Reader) -> None:
@@ -32,38 +61,149 @@ def register(reader: Reader) -> None:
 
 
 def readers() -> dict[str, Reader]:
+    """Every registered reader, built-ins first in sniffing order, then third-party ones."""
     _register_builtins()
     return dict(_READERS)
 
 
 def _register_builtins() -> None:
-    if "kineto" not in _READERS:
-        from gpuscope.trace.readers.kineto import KinetoReader
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    third_party = dict(_READERS)
+    _READERS.clear()
+    for name, target in BUILTIN.items():
+        module, _, cls = target.partition(":")
+        try:
+            reader = getattr(importlib.import_module(module), cls)()
+        except ModuleNotFoundError as error:
+            if error.name != module:
+                raise
+            continue  # a reader still being written: not registered
+        _READERS[name] = reader
+    for name, reader in third_party.items():
+        if name in _READERS:
+            raise ValueError(f"a trace reader named {name!r} is already registered")
+        _READERS[name] = reader
 
-        register(KinetoReader())
+
+@dataclass(frozen=True)
+class Source:
+    """Files that one reader turns into one Trace (one process / rank)."""
+
+    reader: Reader
+    paths: tuple[str, ...]
+    key: str
+
+    @property
+    def path(self) -> str:
+        return self.paths[0] if len(self.paths) == 1 else self.key
+
+
+def sniff(path: str) -> Reader | None:
+    """The first reader that recognises the file's content."""
+    for reader in readers().values():
+        if reader.sniff(path):
+            return reader
+    return None
+
+
+def find_sources(path: str) -> list[Source]:
+    """The traces in `path`: one for a trace file, every process's outputs for a directory."""
+    if os.path.isdir(path):
+        return _directory_sources(path)
+    _check_file(path)
+    reader = sniff(path)
+    if reader is None:
+        raise ReaderError(f"{path}: not a profiler output this version can read; expected "
+                          f"{FORMATS_HELP}")  # fmt: skip
+    return [Source(reader, (path,), _key(reader, path))]
 
 
 def read_trace(path: str, progress: Progress | None = None) -> Trace:
-    """Read any supported trace file; raise ReaderError naming the file when it is not one."""
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such file")
-    if os.path.getsize(path) == 0:
-        raise ReaderError(f"{path}: the file is empty; expected a Kineto/Chrome trace JSON")
-    for reader in readers().values():
-        if reader.sniff(path):
-            return _read(reader, path, progress)
-    known = ", ".join(sorted(_READERS))
-    raise ReaderError(
-        f"{path}: not a trace this version can read; expected one of: {known} "
-        "(Kineto/Chrome trace JSON written by torch.profiler, .json or .json.gz)"
-    )
+    """Read one trace file (or a directory holding one process's outputs)."""
+    sources = find_sources(path)
+    if len(sources) > 1:
+        names = ", ".join(s.path for s in sources[:4])
+        raise InputError(f"{path}: holds {len(sources)} traces ({names}…); read them with "
+                         "read_traces() or analyze each")  # fmt: skip
+    return read_source(sources[0], progress)
 
 
-def _read(reader: Reader, path: str, progress: Progress | None) -> Trace:
+def read_traces(path: str, progress: Progress | None = None) -> list[Trace]:
+    return [read_source(source, progress) for source in find_sources(path)]
+
+
+def read_source(source: Source, progress: Progress | None = None) -> Trace:
+    reader = source.reader
+    group = getattr(reader, "read_group", None)
     try:
-        return reader.read(path, progress)
+        if group is not None:
+            trace: Trace = group(list(source.paths), progress)
+            return trace
+        return reader.read(source.paths[0], progress)
     except ReaderError as error:
         message = str(error)
-        raise ReaderError(message if message.startswith(path) else f"{path}: {message}") from None
+        where = source.path
+        raise ReaderError(message if message.startswith(where) else f"{where}: {message}") from None
     except (OSError, EOFError) as error:
-        raise ReaderError(f"{path}: cannot read ({error})") from None
+        raise ReaderError(f"{source.path}: cannot read ({error})") from None
+
+
+def _check_file(path: str) -> None:
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file or directory")
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: not a regular file")
+    if os.path.getsize(path) == 0:
+        raise ReaderError(f"{path}: the file is empty; expected {FORMATS_HELP}")
+
+
+def _key(reader: Reader, path: str) -> str:
+    """Files of one reader with one key are one trace; across readers, one process's outputs."""
+    group_key = getattr(reader, "group_key", None)
+    if group_key is not None:
+        return str(group_key(path))
+    name = Path(path).name.removesuffix(".gz")
+    return str(Path(path).parent / (name.rsplit(".", 1)[0] if "." in name else name))
+
+
+def _walk(folder: str) -> Iterator[str]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or name.endswith(_OWN_OUTPUTS):
+                continue
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and os.path.getsize(path) > 0:
+                yield path
+
+
+def _directory_sources(folder: str) -> list[Source]:
+    groups: dict[tuple[str, str], list[str]] = {}
+    found: dict[str, Reader] = {}
+    for path in _walk(folder):
+        reader = sniff(path)
+        if reader is None:
+            continue
+        found[reader.name] = reader
+        groups.setdefault((reader.name, _key(reader, path)), []).append(path)
+    best: dict[str, Source] = {}
+    for (name, key), paths in groups.items():
+        source = Source(found[name], tuple(paths), key)
+        old = best.get(key)
+        if old is None or _priority(source.reader) > _priority(old.reader):
+            best[key] = source
+    if not best:
+        raise ReaderError(f"{folder}: no profiler output found in this directory; expected "
+                          f"{FORMATS_HELP}")  # fmt: skip
+    return sorted(best.values(), key=lambda s: s.key)
+
+
+def _priority(reader: Reader) -> int:
+    return int(getattr(reader, "priority", 0))
+
+
+def format_names() -> Sequence[str]:
+    return list(readers())

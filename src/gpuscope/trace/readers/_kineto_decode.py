@@ -23,6 +23,10 @@ class Args(msgspec.Struct, frozen=True, gc=False):
     stream: int | str = -1
     device: int = -1
     bytes: int | str = -1  # ROCm runtime calls write "bytes": "9216"
+    grid: list[int] | None = None  # kernels: blocks per dimension
+    block: list[int] | None = None  # kernels: threads per block
+    registers: int = msgspec.field(default=-1, name="registers per thread")
+    shared_memory: int = msgspec.field(default=-1, name="shared memory")
 
 
 class LooseArgs(msgspec.Struct):
@@ -32,6 +36,10 @@ class LooseArgs(msgspec.Struct):
     stream: Any = -1
     device: Any = -1
     bytes: Any = -1
+    grid: Any = None
+    block: Any = None
+    registers: Any = -1
+    shared_memory: Any = -1
 
 
 _NO_ARGS = Args()
@@ -151,4 +159,16 @@ def loose_args(value: Any) -> LooseArgs:
         stream=value.get("stream", -1),
         device=value.get("device", -1),
         bytes=value.get("bytes", -1),
+        grid=value.get("grid"),
+        block=value.get("block"),
+        registers=value.get("registers per thread", -1),
+        shared_memory=value.get("shared memory", -1),
     )
+
+
+def dims(value: Any) -> list[int] | None:
+    """A [x, y, z] launch dimension, or None when the value is not one."""
+    if not isinstance(value, list) or len(value) != 3:
+        return None
+    result = [as_int(v) for v in value]
+    return result if all(v >= 0 for v in result) else None

@@ -16,20 +16,24 @@ import msgspec
 import numpy as np
 
 from gpuscope.errors import ReaderError
+from gpuscope.trace._copies import copy_kind, host_memory
 from gpuscope.trace._jsonstream import EventStream, Progress, StreamReport
 from gpuscope.trace.model import (
     ANNOTATION,
+    DRIVER,
     I64,
     KERNEL,
     MEMCPY,
     MEMSET,
     OP,
+    RUNTIME,
     CpuOps,
     Device,
     Flows,
     GpuAnnotations,
     GpuOps,
     HostCalls,
+    LaunchParams,
     Syncs,
     Trace,
     TraceMeta,
@@ -47,7 +51,7 @@ _GPU_KIND = {
     "gpu_memset": MEMSET,
     "Memset": MEMSET,
 }
-_HOST = {"cuda_runtime": 0, "Runtime": 0, "cuda_driver": 1, "Driver": 1}
+_HOST = {"cuda_runtime": RUNTIME, "Runtime": RUNTIME, "cuda_driver": DRIVER, "Driver": DRIVER}
 _OPS = {"cpu_op": OP, "Operator": OP, "user_annotation": ANNOTATION, "User annotation": ANNOTATION}
 _FLOW = {"ac2g", "async_gpu", "async_cpu_to_gpu"}
 _LEGACY = {"Kernel", "Runtime", "Memcpy", "Memset", "Operator", "async_gpu"}
@@ -98,6 +102,7 @@ class _Builder:
         self.counts: dict[str, int] = defaultdict(int)
         self.span: tuple[int, int] | None = None
         self.loose_batches = 0
+        self.gpu_rows = 0
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, text: bytes | bytearray) -> list[Any]:
@@ -177,15 +182,53 @@ class _Builder:
         cols["correlation"] = _ints([e.args.correlation for e in group])
         cols["external_id"] = _external_ids(group)
         cols["bytes"] = _ints([e.args.bytes for e in group])
+        cols["copy"], cols["host_memory"] = self._copy_columns(kind, cols["name"])
+        if kind == KERNEL:
+            self._add_launch_params(group)
+        self.gpu_rows += count
         self.parts["gpu"].append(cols)
 
-    def _add_host(self, driver: int, group: list[Any]) -> None:
+    def _copy_columns(self, kind: int, names: Any) -> tuple[Any, Any]:
+        """Direction and host memory of each copy, parsed once per distinct name."""
+        size = len(names)
+        if kind != MEMCPY:
+            return np.full(size, -1, np.int8), np.full(size, -1, np.int8)
+        text = {index: name for name, index in self.names.items()}
+        unique, inverse = np.unique(names, return_inverse=True)
+        kinds = np.array([copy_kind(text[int(i)]) for i in unique], np.int8)
+        memory = np.array([host_memory(text[int(i)]) for i in unique], np.int8)
+        return kinds[inverse], memory[inverse]
+
+    def _add_launch_params(self, group: list[Any]) -> None:
+        rows, grids, blocks, registers, shared = [], [], [], [], []
+        for offset, event in enumerate(group):
+            grid, block = dec.dims(event.args.grid), dec.dims(event.args.block)
+            if grid is None or block is None:
+                continue
+            rows.append(self.gpu_rows + offset)
+            grids.append(grid)
+            blocks.append(block)
+            registers.append(dec.as_int(event.args.registers))
+            shared.append(dec.as_int(event.args.shared_memory))
+        if rows:
+            grid_array, block_array = np.array(grids, np.int64), np.array(blocks, np.int64)
+            self.parts["launch_params"].append(
+                {
+                    "row": np.array(rows, np.int64),
+                    **{f"grid_{a}": grid_array[:, i] for i, a in enumerate("xyz")},
+                    **{f"block_{a}": block_array[:, i] for i, a in enumerate("xyz")},
+                    "registers": np.array(registers, np.int64),
+                    "shared_mem": np.array(shared, np.int64),
+                }
+            )
+
+    def _add_host(self, domain: int, group: list[Any]) -> None:
         cols = self._common(group)
         count = len(group)
         cols["tid"] = _ints([e.tid for e in group])
         cols["correlation"] = _ints([e.args.correlation for e in group])
         cols["external_id"] = _external_ids(group)
-        cols["driver"] = np.full(count, driver, np.int8)
+        cols["domain"] = np.full(count, domain, np.int8)
         self.parts["host"].append(cols)
 
     def _add_ops(self, kind: int, group: list[Any]) -> None:
@@ -244,12 +287,14 @@ class _Builder:
                 ("flows", Flows),
             )
         }
-        meta = self._meta(path, report, names, tables["host"])
+        tables["launch_params"] = _concat(LaunchParams, self.parts.get("launch_params", []))
+        meta = self._meta(path, report, names, tables)
         return Trace(meta=meta, names=names, **tables)
 
     def _meta(
-        self, path: str, report: StreamReport, names: tuple[str, ...], host: HostCalls
+        self, path: str, report: StreamReport, names: tuple[str, ...], tables: dict[str, Any]
     ) -> TraceMeta:
+        host, gpu = tables["host"], tables["gpu"]
         header = report.header
         warnings: list[str] = []
         if report.truncated:
@@ -265,12 +310,14 @@ class _Builder:
         if self.loose_batches:
             warnings.append("some fields had unexpected types; they were read leniently")
         distributed = header.get("distributedInfo") or {}
-        devices = _devices(header.get("deviceProperties"))
+        all_devices = _devices(header.get("deviceProperties"))
+        used = set(np.unique(gpu.device).tolist())
+        devices = tuple(d for d in all_devices if d.id in used)
         return TraceMeta(
             path=path,
             format="kineto",
             schema="legacy" if _LEGACY & set(self.counts) else "current",
-            vendor=_vendor(header, devices, names, host),
+            vendor=_vendor(header, all_devices, names, host),
             devices=devices,
             base_time_ns=_opt_int(header.get("baseTimeNanoseconds")),
             profiler_span=self.span,
@@ -282,7 +329,23 @@ class _Builder:
             truncated=report.truncated,
             warnings=tuple(warnings),
             extra={k: v for k, v in header.items() if isinstance(v, (str, int, float))},
+            provides=_provides(header, tables),
+            clock="kineto",
+            files=(path,),
         )
+
+
+def _provides(header: dict[str, Any], tables: dict[str, Any]) -> frozenset[str]:
+    """A Kineto trace records all of these; devices and sizes only when the file has them."""
+    found = {"kernels", "timestamps", "copies", "host_api", "links", "cpu_ops", "markers"}
+    if isinstance(header.get("deviceProperties"), list) and header["deviceProperties"]:
+        found.add("devices")
+    gpu = tables["gpu"]
+    if (gpu.bytes[gpu.kind != KERNEL] >= 0).any():
+        found.add("copy_bytes")
+    if len(tables["launch_params"]):
+        found.add("launch_params")
+    return frozenset(found)
 
 
 def float_us_to_ns(us: Any) -> I64:
@@ -360,7 +423,7 @@ def _concat(table: Any, parts: list[dict[str, Any]]) -> Any:
     if not parts:
         return table.empty()
     columns = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-    return table(**columns)
+    return table.from_columns(columns)
 
 
 def _opt_int(value: Any) -> int | None:
@@ -373,8 +436,27 @@ def _devices(properties: Any) -> tuple[Device, ...]:
     devices = []
     for entry in properties:
         if isinstance(entry, dict) and isinstance(entry.get("id"), int):
-            devices.append(Device(entry["id"], dec.as_str(entry.get("name")), dict(entry)))
+            devices.append(
+                Device(
+                    entry["id"],
+                    dec.as_str(entry.get("name")),
+                    dict(entry),
+                    arch=_arch(entry),
+                    compute_units=max(0, dec.as_int(entry.get("numSms", 0))),
+                )
+            )
     return tuple(devices)
+
+
+def _arch(entry: dict[str, Any]) -> str:
+    """gfx target (AMD: gcnArchName when recorded) or sm_XY from the compute capability."""
+    gcn = entry.get("gcnArchName")
+    if isinstance(gcn, str) and gcn:
+        return gcn.split(":")[0]
+    major, minor = entry.get("computeMajor"), entry.get("computeMinor")
+    if entry.get("warpSize") == 64 or not isinstance(major, int) or not isinstance(minor, int):
+        return ""
+    return f"sm_{major}{minor}"
 
 
 def _vendor(

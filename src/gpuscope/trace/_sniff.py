@@ -1,0 +1,92 @@
+"""Cheap, cached looks at a file for the readers' `sniff`: its first bytes (gzip undone), whether
+it is SQLite, and the tables and views of a SQLite file. Readers open SQLite read-only here."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import sqlite3
+import zlib
+from pathlib import Path
+from urllib.parse import quote
+
+from gpuscope.errors import ReaderError
+
+HEAD_BYTES = 1 << 20
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _stamp(path: str) -> tuple[str, int, int]:
+    stat = os.stat(path)
+    return os.path.abspath(path), stat.st_size, stat.st_mtime_ns
+
+
+def head(path: str, size: int = HEAD_BYTES) -> bytes:
+    """The first `size` bytes of the file, decompressed when it is gzip; b"" if unreadable."""
+    try:
+        return _head(*_stamp(path), size)
+    except OSError:
+        return b""
+
+
+@functools.lru_cache(maxsize=256)
+def _head(path: str, _size: int, _mtime: int, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        start = handle.read(size)
+    if start[:2] != b"\x1f\x8b":
+        return start
+    try:
+        with gzip.open(path, "rb") as handle:
+            return handle.read(size)
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
+def head_text(path: str, size: int = 1 << 16) -> str:
+    return head(path)[:size].decode("utf-8", "replace")
+
+
+def is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def sqlite_names(path: str) -> frozenset[str]:
+    """Names of the tables and views of a SQLite file (empty when it is not one or unreadable)."""
+    if not is_sqlite(path):
+        return frozenset()
+    try:
+        return _sqlite_names(*_stamp(path))
+    except (OSError, sqlite3.Error):
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=64)
+def _sqlite_names(path: str, _size: int, _mtime: int) -> frozenset[str]:
+    with connect(path) as db:
+        rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        return frozenset(str(row[0]) for row in rows)
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A read-only connection: gpuscope never writes to a profiler's database."""
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    try:
+        return sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
+    except sqlite3.Error as error:
+        raise ReaderError(f"cannot open the SQLite database ({error})") from None
+
+
+def sqlite_error(error: sqlite3.Error, expected: str) -> ReaderError:
+    """A one-line ReaderError for a database that cannot be read as `expected`."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return ReaderError(f"the database is locked by another process ({text}); retry when the "
+                           "profiler has finished writing it")  # fmt: skip
+    if "malformed" in text or "not a database" in text or "disk image" in text:
+        return ReaderError(f"corrupt SQLite database ({text}); expected {expected}")
+    return ReaderError(f"cannot read as {expected} ({text})")
