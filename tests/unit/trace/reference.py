@@ -22,13 +22,3 @@ def reference_file(relative: str) -> Path:
         pytest.skip(f"reference output {relative} not found under {FORMATS.resolve()}")
     return path
 
-
-@pytest.fixture
-def reference() -> type:
-    """`reference(relative)` inside a test: the path of a reference output (or a skip)."""
-
-    class _Reference:
-        def __new__(cls, relative: str) -> Path:  # type: ignore[misc]
-            return reference_file(relative)
-
-    return _Reference
