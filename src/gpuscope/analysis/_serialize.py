@@ -9,9 +9,9 @@ import numpy as np
 from gpuscope import __version__
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
-from gpuscope.analysis.sync import SYNC_TARGET_SHARE
-from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS
-from gpuscope.trace.model import KERNEL
+from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
+from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Timeline
+from gpuscope.trace.model import KERNEL, Device
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
@@ -24,6 +24,11 @@ def us(ns: float) -> float:
     return round(float(ns) / 1000.0, 3)
 
 
+def us_or_none(ns: float | None) -> float | None:
+    """µs, or None where the source could not measure it (never a zero that reads as data)."""
+    return None if ns is None or ns < 0 else us(ns)
+
+
 def _share(part: float, whole: float) -> float:
     return round(part / whole, 6) if whole else 0.0
 
@@ -31,26 +36,29 @@ def _share(part: float, whole: float) -> float:
 def analysis_dict(a: Analysis) -> dict[str, Any]:
     kernel_ns = a.kernel_ns
     line = a.timeline
+    times = a.kernel_times_known
     return {
         "schema": SCHEMA,
         "gpuscope_version": __version__,
         "source": _source(a),
-        "window_us": us(a.window_ns),
+        "window_us": us_or_none(a.window_ns),
         "kernels": _kernels(a),
         "memcpy": _memcpy(a),
         "memset": {"count": a.memset[0], "time_us": us(a.memset[1]), "bytes": a.memset[2]},
         "categories": _categories(a),
-        "unclassified_share": _share(a.categories["other"][1], _gpu_op_ns(a)),
-        "gemm_share": _share(a.categories["gemm"][1], kernel_ns),
-        "gpu_busy_us": us(line.busy_ns),
-        "span_us": us(line.span_ns),
-        "idle_us": us(line.idle_ns),
-        "utilization": _share(line.busy_ns, sum(d.span_ns for d in line.devices)),
+        "unclassified_share": _share(a.categories["other"][1], _gpu_op_ns(a)) if times else None,
+        "gemm_share": _share(a.categories["gemm"][1], kernel_ns) if times else None,
+        "gpu_busy_us": us(line.busy_ns) if line else None,
+        "span_us": us(line.span_ns) if line else None,
+        "idle_us": us(line.idle_ns) if line else None,
+        "utilization": _share(line.busy_ns, sum(d.span_ns for d in line.devices)) if line else None,
         "devices": _devices(a),
-        "gaps": _gaps(a),
-        "launch": _launch(a),
-        "sync": _sync(a),
-        "cpu": {"op_time_us": us(a.cpu_busy_ns), "threads": _threads(a)},
+        "gaps": _gaps(line) if line else None,
+        "launch": _launch(a) if a.inputs.launch else None,
+        "sync": _sync(a.sync) if a.sync else None,
+        "cpu": {"op_time_us": us(a.cpu_busy_ns), "threads": _threads(a)}
+        if a.cpu_busy_ns is not None
+        else None,
         "verdict": {
             "bound": a.verdict.bound,
             "reason": a.verdict.reason,
@@ -58,6 +66,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "thresholds": a.verdict.thresholds,
         },
         "top_kernels": _top(a),
+        "regions": _regions(a),
         "findings": a.findings,
         "integrity": a.integrity,
     }
@@ -70,36 +79,56 @@ def _source(a: Analysis) -> dict[str, Any]:
         "format": meta.format,
         "schema": meta.schema,
         "vendor": meta.vendor,
-        "devices": [{"id": d.id, "name": d.name} for d in meta.devices],
+        "devices": [_device(d) for d in meta.devices],
         "rank": meta.rank,
         "world_size": meta.world_size,
         "truncated": meta.truncated,
         "warnings": list(meta.warnings),
         "event_counts": meta.event_counts,
+        "provides": sorted(meta.provides),
+        "clock": meta.clock,
+        "files": list(meta.files),
     }
 
 
+def _device(device: Device) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": device.id, "name": device.name}
+    if device.arch:
+        entry["arch"] = device.arch
+    if device.compute_units:
+        entry["compute_units"] = device.compute_units
+    return entry
+
+
 def _gpu_op_ns(a: Analysis) -> int:
-    return int(a.trace.gpu.dur.sum())
+    return sum(ns for _, ns in a.categories.values())
 
 
 def _kernels(a: Analysis) -> dict[str, Any]:
     gpu = a.trace.gpu
+    count = sum(g.count for g in a.groups)
+    total = a.kernel_ns if a.kernel_times_known else None
+    result: dict[str, Any] = {
+        "count": count,
+        "time_us": us_or_none(total),
+        "mean_us": us(total / count) if total is not None and count else None,
+        "median_us": None,
+        "unique_names": len(a.groups),
+        "short": None,
+    }
+    if not a.inputs.durations:
+        return result
     durations = gpu.dur[gpu.kind == KERNEL]
     launch = a.launch
-    return {
-        "count": len(durations),
-        "time_us": us(int(durations.sum())),
-        "mean_us": us(float(durations.mean())) if len(durations) else 0.0,
-        "median_us": us(float(np.median(durations))) if len(durations) else 0.0,
-        "unique_names": len(a.groups),
-        "short": {
-            "threshold_us": us(SHORT_KERNEL_NS),
-            "count": launch.short_kernels,
-            "share": _share(launch.short_kernels, launch.kernels),
-            "time_us": us(launch.short_kernel_ns),
-        },
+    result["mean_us"] = us(float(durations.mean())) if len(durations) else 0.0
+    result["median_us"] = us(float(np.median(durations))) if len(durations) else 0.0
+    result["short"] = {
+        "threshold_us": us(SHORT_KERNEL_NS),
+        "count": launch.short_kernels,
+        "share": _share(launch.short_kernels, launch.kernels),
+        "time_us": us(launch.short_kernel_ns),
     }
+    return result
 
 
 def _memcpy(a: Analysis) -> dict[str, Any]:
@@ -123,30 +152,39 @@ def _memcpy(a: Analysis) -> dict[str, Any]:
 
 def _categories(a: Analysis) -> dict[str, Any]:
     total = _gpu_op_ns(a)
+    times = a.kernel_times_known
     return {
-        name: {"count": count, "time_us": us(ns), "share": _share(ns, total)}
-        for name, (count, ns) in sorted(a.categories.items(), key=lambda kv: -kv[1][1])
+        name: {
+            "count": count,
+            "time_us": us(ns) if times else None,
+            "share": _share(ns, total) if times else None,
+        }
+        for name, (count, ns) in sorted(a.categories.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))
         if name in CATEGORIES
     }
 
 
 def _devices(a: Analysis) -> list[dict[str, Any]]:
-    names = {d.id: d.name for d in a.trace.meta.devices}
-    return [
-        {
-            "id": d.device,
-            "name": names.get(d.device, ""),
-            "busy_us": us(d.busy_ns),
-            "span_us": us(d.span_ns),
-            "idle_us": us(d.idle_ns),
-            "utilization": _share(d.busy_ns, d.span_ns),
-        }
-        for d in a.timeline.devices
-    ]
+    known = {d.id: d for d in a.trace.meta.devices}
+    if a.timeline is None:
+        return [{**_device(d), "busy_us": None, "span_us": None, "idle_us": None,
+                 "utilization": None} for d in a.trace.meta.devices]  # fmt: skip
+    result = []
+    for d in a.timeline.devices:
+        device = known.get(d.device)
+        entry = _device(device) if device else {"id": d.device, "name": ""}
+        entry.update(
+            busy_us=us(d.busy_ns),
+            span_us=us(d.span_ns),
+            idle_us=us(d.idle_ns),
+            utilization=_share(d.busy_ns, d.span_ns),
+        )
+        result.append(entry)
+    return result
 
 
-def _gaps(a: Analysis) -> dict[str, Any]:
-    gaps = a.timeline.gaps
+def _gaps(line: Timeline) -> dict[str, Any]:
+    gaps = line.gaps
     return {
         "count": gaps.count,
         "total_us": us(gaps.total_ns),
@@ -215,8 +253,7 @@ def _launch(a: Analysis) -> dict[str, Any]:
     }
 
 
-def _sync(a: Analysis) -> dict[str, Any]:
-    sync = a.sync
+def _sync(sync: SyncStats) -> dict[str, Any]:
     return {
         "count": sync.count,
         "time_us": us(sync.time_ns),
@@ -235,16 +272,35 @@ def _threads(a: Analysis) -> int:
 
 def _top(a: Analysis) -> list[dict[str, Any]]:
     total = a.kernel_ns
+    times = a.kernel_times_known
     return [
         {
             "name": g.name,
             "category": g.category,
             "count": g.count,
-            "total_us": us(g.total_ns),
-            "mean_us": us(g.mean_ns),
-            "min_us": us(g.min_ns),
-            "max_us": us(g.max_ns),
-            "share": _share(g.total_ns, total),
+            "total_us": us_or_none(g.total_ns),
+            "mean_us": us(g.mean_ns) if g.total_ns >= 0 else None,
+            "min_us": us_or_none(g.min_ns),
+            "max_us": us_or_none(g.max_ns),
+            "share": _share(g.total_ns, total) if times else None,
         }
         for g in a.groups[: a.top]
+    ]
+
+
+def _regions(a: Analysis) -> list[dict[str, Any]]:
+    window = a.window_ns or 0
+    return [
+        {
+            "name": r.name,
+            "depth": r.depth,
+            "count": r.count,
+            "total_us": us(r.total_ns),
+            "mean_us": us(r.mean_ns),
+            "min_us": us(r.min_ns),
+            "max_us": us(r.max_ns),
+            "share_of_window": _share(r.total_ns, window) if window else None,
+            "gpu_busy_us": us(r.gpu_ns) if a.timeline is not None else None,
+        }
+        for r in a.regions
     ]

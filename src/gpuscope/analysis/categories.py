@@ -103,6 +103,7 @@ class Classification:
     category: I32  # per row of trace.gpu
     by_parent_op: int  # kernels classified through their launching CPU op
     unclassified: int  # kernels left in "other"
+    totals: I32  # per row of trace.totals
 
 
 def classify(trace: Trace, rules: Rules) -> Classification:
@@ -122,7 +123,20 @@ def classify(trace: Trace, rules: Rules) -> Classification:
     kernel_category[unknown] = np.where(parent >= 0, parent, CATEGORIES.index("other"))
     category[kernels] = kernel_category
     left = int(unknown.sum()) - by_parent
-    return Classification(category, by_parent, left)
+    return Classification(category, by_parent, left, classify_totals(trace, rules))
+
+
+def classify_totals(trace: Trace, rules: Rules) -> I32:
+    """Category index of each row of `trace.totals` (by name; API rows are "other")."""
+    totals = trace.totals
+    category = np.full(len(totals), CATEGORIES.index("other"), np.int32)
+    category[totals.kind == MEMCPY] = CATEGORIES.index("memcpy")
+    category[totals.kind == MEMSET] = CATEGORIES.index("memset")
+    for row in np.flatnonzero(totals.kind == KERNEL):
+        found = _index(rules.classify_kernel(trace.names[totals.name[row]], trace.meta.vendor))
+        if found >= 0:
+            category[row] = found
+    return category
 
 
 def _index(category: str | None) -> int:

@@ -47,7 +47,7 @@ def _us(ns: float) -> float:
 
 def gemm_heavy(a: Analysis) -> Finding | None:
     share = a.gemm_share
-    if share <= GEMM_SHARE_FIRES:
+    if share is None or share <= GEMM_SHARE_FIRES:
         return None
     top = [g for g in a.groups if g.category == "gemm"][:5]
     return _finding(
@@ -100,7 +100,7 @@ def manual_attention(a: Analysis) -> Finding | None:
 
 def many_small_kernels(a: Analysis) -> Finding | None:
     launch = a.launch
-    if launch.kernels < SMALL_KERNELS_MIN:
+    if not a.inputs.durations or launch.kernels < SMALL_KERNELS_MIN:
         return None
     share = launch.short_kernels / launch.kernels
     replayed = launch.graph_kernels / launch.kernels
@@ -148,6 +148,8 @@ def dtype_conversions(a: Analysis) -> Finding | None:
 
 
 def cpu_bottleneck(a: Analysis) -> Finding | None:
+    if a.timeline is None or a.cpu_busy_ns is None:
+        return None
     busy = a.timeline.busy_ns
     if not busy or a.verdict.bound != "cpu-bound":
         return None
@@ -211,7 +213,7 @@ def _is_host_copy(name: str) -> bool:
 
 def sync_overhead(a: Analysis) -> Finding | None:
     sync = a.sync
-    if sync.share <= SYNC_TARGET_SHARE:
+    if sync is None or sync.share <= SYNC_TARGET_SHARE:
         return None
     top = sorted(sync.by_name.items(), key=lambda kv: -kv[1][1])[:5]
     return _finding(
@@ -229,7 +231,7 @@ def sync_overhead(a: Analysis) -> Finding | None:
 def communication_heavy(a: Analysis) -> Finding | None:
     total = a.kernel_ns
     comm = a.categories["communication"][1]
-    if not total or comm / total < COMM_SHARE:
+    if not a.kernel_times_known or not total or comm / total < COMM_SHARE:
         return None
     top = [g for g in a.groups if g.category == "communication"][:5]
     return _finding(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpuscope.analysis.categories import CATEGORIES, Classification
-from gpuscope.trace.model import KERNEL, MEMCPY, MEMSET, Trace
+from gpuscope.trace._copies import copy_kind
+from gpuscope.trace.model import COPY_KINDS, KERNEL, MEMCPY, MEMSET, PAGEABLE, PINNED, Trace
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,18 @@ class KernelGroup:
 
 
 def kernel_groups(trace: Trace, classes: Classification) -> list[KernelGroup]:
-    """All kernel names with their totals, largest total first."""
+    """All kernel names with their totals, largest total first.
+
+    From the per-dispatch rows when the trace has any, else from summary rows (`trace.totals`).
+    Durations unknown to the source (counter-only files) make total, min and max -1.
+    """
     gpu = trace.gpu
     rows = np.flatnonzero(gpu.kind == KERNEL)
     if len(rows) == 0:
-        return []
+        return _total_groups(trace, classes)
     names, inverse = np.unique(gpu.name[rows], return_inverse=True)
     durations = gpu.dur[rows]
+    known = bool((durations >= 0).all())
     totals = np.bincount(inverse, weights=durations, minlength=len(names))
     counts = np.bincount(inverse, minlength=len(names))
     minima = np.full(len(names), np.iinfo(np.int64).max)
@@ -44,28 +49,53 @@ def kernel_groups(trace: Trace, classes: Classification) -> list[KernelGroup]:
         inverse * len(CATEGORIES) + classes.category[rows], minlength=len(names) * len(CATEGORIES)
     ).reshape(len(names), len(CATEGORIES))
     category = pairs.argmax(axis=1)
+    order = np.argsort(-totals, kind="stable") if known else np.argsort(-counts, kind="stable")
     return [
         KernelGroup(
             name=trace.names[names[i]],
             category=CATEGORIES[int(category[i])],
             count=int(counts[i]),
-            total_ns=int(totals[i]),
-            min_ns=int(minima[i]),
-            max_ns=int(maxima[i]),
+            total_ns=int(totals[i]) if known else -1,
+            min_ns=int(minima[i]) if known else -1,
+            max_ns=int(maxima[i]) if known else -1,
         )
-        for i in np.argsort(-totals, kind="stable")
+        for i in order
     ]
 
 
+def _total_groups(trace: Trace, classes: Classification) -> list[KernelGroup]:
+    totals = trace.totals
+    rows = np.flatnonzero(totals.kind == KERNEL)
+    groups = [
+        KernelGroup(
+            name=trace.names[totals.name[i]],
+            category=CATEGORIES[int(classes.totals[i])],
+            count=int(totals.count[i]),
+            total_ns=int(totals.total_ns[i]),
+            min_ns=int(totals.min_ns[i]),
+            max_ns=int(totals.max_ns[i]),
+        )
+        for i in rows
+    ]
+    return sorted(groups, key=lambda g: -g.total_ns)
+
+
 def category_totals(trace: Trace, classes: Classification) -> dict[str, tuple[int, int]]:
-    """category -> (count, total ns) over kernels, memcpys and memsets."""
-    totals = np.bincount(classes.category, weights=trace.gpu.dur, minlength=len(CATEGORIES))
+    """category -> (count, total ns) over kernels, memcpys and memsets (or their totals)."""
+    gpu, totals = trace.gpu, trace.totals
+    durations = np.maximum(gpu.dur, 0)
+    summed = np.bincount(classes.category, weights=durations, minlength=len(CATEGORIES))
     counts = np.bincount(classes.category, minlength=len(CATEGORIES))
-    return {name: (int(counts[i]), int(totals[i])) for i, name in enumerate(CATEGORIES)}
-
-
-_COPY_KIND = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA|AtoA)\b")
-_COPY_MEMORY = re.compile(r"\((\w+)\s*->\s*(\w+)\)")
+    # summary rows count only for the kinds with no per-event rows
+    use = np.isin(totals.kind, [k for k in (KERNEL, MEMCPY, MEMSET) if not (gpu.kind == k).any()])
+    if use.any():
+        summed = summed + np.bincount(
+            classes.totals[use], weights=totals.total_ns[use], minlength=len(CATEGORIES)
+        )
+        counts = counts + np.bincount(
+            classes.totals[use], weights=totals.count[use], minlength=len(CATEGORIES)
+        ).astype(np.int64)
+    return {name: (int(counts[i]), int(summed[i])) for i, name in enumerate(CATEGORIES)}
 
 
 @dataclass(frozen=True)
@@ -79,26 +109,39 @@ class CopyKind:
 
 
 def copies(trace: Trace) -> dict[str, CopyKind]:
-    """Memcpys by direction (HtoD, DtoH, DtoD, ...), with pageable/pinned where the name says."""
+    """Memcpys by direction (HtoD, DtoH, DtoD, ...), with pageable / pinned host memory where
+    the source says; from summary rows when there are no per-copy events."""
     gpu = trace.gpu
     rows = np.flatnonzero(gpu.kind == MEMCPY)
+    if len(rows) == 0:
+        return _total_copies(trace)
     result: dict[str, CopyKind] = {}
-    for name in np.unique(gpu.name[rows]):
-        text = trace.names[name]
-        chosen = rows[gpu.name[rows] == name]
-        kind_match = _COPY_KIND.search(text)
-        kind = kind_match.group(1) if kind_match else "other"
-        memory = " ".join(_COPY_MEMORY.findall(text)[0]) if _COPY_MEMORY.search(text) else ""
+    direction = gpu.copy[rows]
+    for code in np.unique(direction):
+        chosen = rows[direction == code]
+        kind = COPY_KINDS[int(code)] if 0 <= code < len(COPY_KINDS) else "other"
         size = gpu.bytes[chosen]
+        memory = gpu.host_memory[chosen]
         old = result.get(kind, CopyKind(kind, 0, 0, 0, 0, 0))
         result[kind] = CopyKind(
             kind,
             old.count + len(chosen),
-            old.time_ns + int(gpu.dur[chosen].sum()),
+            old.time_ns + int(np.maximum(gpu.dur[chosen], 0).sum()),
             old.bytes + int(size[size > 0].sum()),
-            old.pageable + (len(chosen) if "Pageable" in memory else 0),
-            old.pinned + (len(chosen) if "Pinned" in memory else 0),
+            old.pageable + int((memory == PAGEABLE).sum()),
+            old.pinned + int((memory == PINNED).sum()),
         )
+    return result
+
+
+def _total_copies(trace: Trace) -> dict[str, CopyKind]:
+    totals = trace.totals
+    result: dict[str, CopyKind] = {}
+    for i in np.flatnonzero(totals.kind == MEMCPY):
+        kind = COPY_KINDS[copy_kind(trace.names[totals.name[i]])]
+        old = result.get(kind, CopyKind(kind, 0, 0, 0, 0, 0))
+        count, time = int(totals.count[i]), int(totals.total_ns[i])
+        result[kind] = CopyKind(kind, old.count + count, old.time_ns + time, old.bytes, 0, 0)
     return result
 
 
@@ -106,5 +149,9 @@ def memset_totals(trace: Trace) -> tuple[int, int, int]:
     """(count, ns, bytes) of memsets."""
     gpu = trace.gpu
     rows = gpu.kind == MEMSET
+    if not rows.any():
+        totals = trace.totals
+        chosen = totals.kind == MEMSET
+        return int(totals.count[chosen].sum()), int(totals.total_ns[chosen].sum()), 0
     size = gpu.bytes[rows]
-    return int(rows.sum()), int(gpu.dur[rows].sum()), int(size[size > 0].sum())
+    return int(rows.sum()), int(np.maximum(gpu.dur[rows], 0).sum()), int(size[size > 0].sum())

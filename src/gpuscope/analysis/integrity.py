@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.trace.model import KERNEL
+from gpuscope.analysis.inputs import describe, missing_flags
+from gpuscope.trace.model import API, KERNEL
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
@@ -21,7 +22,8 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
         _flag("truncated" if w.startswith("truncated") else "reader-repair", w, ["all"])
         for w in meta.warnings
     ]
-    gpu_events = len(trace.gpu)
+    flags += [_flag(*missing) for missing in missing_flags(trace, a.inputs)]
+    gpu_events = len(trace.gpu) + int(trace.totals.count[trace.totals.kind != API].sum())
     if gpu_events == 0:
         flags.append(
             _flag(
@@ -42,7 +44,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
             )
         )
     unlinked = launch.kernels - launch.linked
-    if launch.kernels and unlinked:
+    if a.inputs.launch and launch.kernels and unlinked:
         flags.append(
             _flag(
                 "unlinked-kernels",
@@ -51,7 +53,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
                 ["launch", "gaps"],
             )
         )
-    if line.overlap_count:
+    if line is not None and line.overlap_count:
         flags.append(
             _flag(
                 "same-stream-overlap",
@@ -61,7 +63,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
                 ["gpu_busy_us", "kernels"],
             )
         )
-    if gpu_events and meta.profiler_span is None:
+    if line is not None and gpu_events and meta.profiler_span is None:
         flags.append(
             _flag(
                 "window-cut",
@@ -70,11 +72,12 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
                 ["window_us", "sync"],
             )
         )
-    if not meta.devices:
+    if not trace.provides("devices"):
         flags.append(
             _flag(
                 "no-metadata",
-                "no deviceProperties: device names and vendor come from event names only",
+                f"no device information in {describe(trace)} (deviceProperties, agent info): "
+                "device names and vendor come from event names only",
                 ["source"],
             )
         )
@@ -89,7 +92,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
                 ["gpu_busy_us"],
             )
         )
-    if launch.negative_queue:
+    if a.inputs.launch and launch.negative_queue:
         flags.append(
             _flag(
                 "clock-skew",

@@ -16,13 +16,7 @@ import numpy as np
 from gpuscope.analysis import findings as findings_mod
 from gpuscope.analysis import integrity as integrity_mod
 from gpuscope.analysis._intervals import union_length
-from gpuscope.analysis.categories import (
-    Classification,
-    Rules,
-    classify,
-    load_rules,
-    parent_ops,
-)
+from gpuscope.analysis.categories import Classification, Rules, classify, load_rules, parent_ops
 from gpuscope.analysis.hotspots import (
     CopyKind,
     KernelGroup,
@@ -31,10 +25,12 @@ from gpuscope.analysis.hotspots import (
     kernel_groups,
     memset_totals,
 )
+from gpuscope.analysis.inputs import Inputs, inputs
 from gpuscope.analysis.launch import LaunchStats, Links, launch_stats, link
+from gpuscope.analysis.regions import Region, regions
 from gpuscope.analysis.sync import SyncStats, sync_stats
 from gpuscope.analysis.timeline import Timeline, timeline
-from gpuscope.analysis.verdict import Verdict, verdict
+from gpuscope.analysis.verdict import Verdict, unknown_verdict, verdict
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import I32, OP, Trace
 from gpuscope.trace.registry import read_trace
@@ -42,9 +38,14 @@ from gpuscope.trace.registry import read_trace
 
 @dataclass(frozen=True)
 class Analysis:
-    """Everything computed about one trace. `findings` and `integrity` are plain dicts."""
+    """Everything computed about one trace. `findings` and `integrity` are plain dicts.
+
+    Analyses the source cannot support (see `inputs`) are None: no timeline without timestamps,
+    no sync or launch analysis without host API calls, no CPU time without framework operators.
+    """
 
     trace: Trace
+    inputs: Inputs
     classes: Classification
     parent_op: I32  # per row of trace.gpu: name index of the launching CPU op, -1 if none
     groups: list[KernelGroup]
@@ -53,22 +54,29 @@ class Analysis:
     memset: tuple[int, int, int]
     links: Links
     launch: LaunchStats
-    sync: SyncStats
-    timeline: Timeline
-    cpu_busy_ns: int
-    window_ns: int
+    sync: SyncStats | None
+    timeline: Timeline | None
+    cpu_busy_ns: int | None
+    window_ns: int | None
     verdict: Verdict
+    regions: list[Region] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     integrity: list[dict[str, Any]] = field(default_factory=list)
     top: int = 15
 
     @property
     def kernel_ns(self) -> int:
-        return sum(g.total_ns for g in self.groups)
+        return sum(max(g.total_ns, 0) for g in self.groups)
 
     @property
-    def gemm_share(self) -> float:
+    def kernel_times_known(self) -> bool:
+        return all(g.total_ns >= 0 for g in self.groups)
+
+    @property
+    def gemm_share(self) -> float | None:
         total = self.kernel_ns
+        if not self.kernel_times_known:
+            return None
         return self.categories["gemm"][1] / total if total else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,14 +88,15 @@ class Analysis:
 def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis:
     """Analyse one trace. Example: `analyze(read_trace("trace.json.gz")).to_dict()`."""
     rules = rules or load_rules()
+    available = inputs(trace)
     classes = classify(trace, rules)
     links = link(trace)
-    window = _window(trace)
-    sync = sync_stats(trace, window)
-    line = timeline(trace, links, sync)
-    launch = launch_stats(trace, links)
+    window = _window(trace) if available.timeline else None
+    sync = sync_stats(trace, window or 0) if available.sync else None
+    line = timeline(trace, links, sync) if available.timeline else None
     partial = Analysis(
         trace=trace,
+        inputs=available,
         classes=classes,
         parent_op=parent_ops(trace, trace.gpu.external_id),
         groups=kernel_groups(trace, classes),
@@ -95,12 +104,13 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         copies=copies(trace),
         memset=memset_totals(trace),
         links=links,
-        launch=launch,
+        launch=launch_stats(trace, links),
         sync=sync,
         timeline=line,
-        cpu_busy_ns=_cpu_busy(trace),
+        cpu_busy_ns=_cpu_busy(trace) if available.cpu else None,
         window_ns=window,
-        verdict=verdict(line, sync, window, trace),
+        verdict=verdict(line, sync, window or 0, trace) if line else unknown_verdict(trace),
+        regions=regions(trace) if trace.provides("markers") else [],
         top=top,
     )
     return dataclasses.replace(
@@ -127,8 +137,9 @@ def _window(trace: Trace) -> int:
     if trace.meta.profiler_span is not None:
         lo, hi = trace.meta.profiler_span
         return hi - lo
-    starts = [t.start.min() for t in (trace.gpu, trace.host, trace.ops) if len(t)]
-    ends = [t.end.max() for t in (trace.gpu, trace.host, trace.ops) if len(t)]
+    tables = [t.take(t.start >= 0) for t in (trace.gpu, trace.host, trace.ops)]
+    starts = [t.start.min() for t in tables if len(t)]
+    ends = [t.end.max() for t in tables if len(t)]
     return int(max(ends) - min(starts)) if starts else 0
 
 

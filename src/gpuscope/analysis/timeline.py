@@ -67,7 +67,7 @@ class Timeline:
         return sum(d.idle_ns for d in self.devices)
 
 
-def timeline(trace: Trace, links: Links, sync: SyncStats) -> Timeline:
+def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
     gpu = trace.gpu
     devices: list[DeviceTimeline] = []
     gap_lo: list[I64] = []
@@ -128,7 +128,7 @@ def _same_stream_overlap(trace: Trace) -> tuple[int, int]:
     return clipped, count
 
 
-def _gaps(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nxt: I64) -> Gaps:
+def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, nxt: I64) -> Gaps:
     length = hi - lo
     histogram = []
     for i, low in enumerate(GAP_BINS_US):
@@ -154,7 +154,9 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nxt: I6
 CAUSES = ("sync_drain", "host_wait", "kernel_wait", "unknown")
 
 
-def _attribute(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nxt: I64) -> I64:
+def _attribute(
+    trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, nxt: I64
+) -> I64:
     """Why the device idled in each gap.
 
     sync_drain: a blocking sync ended inside the gap — the host waited for the device to drain,
@@ -170,7 +172,7 @@ def _attribute(trace: Trace, links: Links, sync: SyncStats, lo: I64, hi: I64, nx
     linked = host_index >= 0
     cause[linked & (launched_at >= lo)] = CAUSES.index("host_wait")
     cause[linked & (launched_at < lo)] = CAUSES.index("kernel_wait")
-    if len(sync.end):
+    if sync is not None and len(sync.end):
         # a sync interval ending within [lo, hi]
         pos = np.searchsorted(sync.end, lo, side="left")
         ended = (pos < len(sync.end)) & (sync.end[np.minimum(pos, len(sync.end) - 1)] <= hi)

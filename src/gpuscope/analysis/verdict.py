@@ -20,7 +20,7 @@ class Verdict:
     thresholds: dict[str, float]
 
 
-def verdict(line: Timeline, sync: SyncStats, window_ns: int, trace: Trace) -> Verdict:
+def verdict(line: Timeline, sync: SyncStats | None, window_ns: int, trace: Trace) -> Verdict:
     thresholds = {
         "gpu_bound_utilization": GPU_BOUND_UTILIZATION,
         "sync_bound_share": SYNC_BOUND_SHARE,
@@ -35,7 +35,11 @@ def verdict(line: Timeline, sync: SyncStats, window_ns: int, trace: Trace) -> Ve
             f"the GPU is busy {utilization:.1%} of its active span (≥ {GPU_BOUND_UTILIZATION:.0%})"
         )
         return Verdict("gpu-bound", reason, utilization, thresholds)
-    if sync.share >= SYNC_BOUND_SHARE and causes.get("sync_drain", 0) >= causes.get("host_wait", 0):
+    if (
+        sync is not None
+        and sync.share >= SYNC_BOUND_SHARE
+        and causes.get("sync_drain", 0) >= causes.get("host_wait", 0)
+    ):
         reason = (
             f"blocking syncs take {sync.share:.0%} of the window (≥ {SYNC_BOUND_SHARE:.0%}) and "
             "most device idle time follows a sync"
@@ -48,3 +52,16 @@ def verdict(line: Timeline, sync: SyncStats, window_ns: int, trace: Trace) -> Ve
         f"{waiting / idle if idle else 0:.0%} of its idle time waits on the host"
     )
     return Verdict("cpu-bound", reason, utilization, thresholds)
+
+
+def unknown_verdict(trace: Trace) -> Verdict:
+    """No verdict without a timeline: say why instead of guessing."""
+    thresholds = {
+        "gpu_bound_utilization": GPU_BOUND_UTILIZATION,
+        "sync_bound_share": SYNC_BOUND_SHARE,
+    }
+    reason = (
+        f"the {trace.meta.format} input has no timestamps: busy and idle time, and so CPU- or "
+        "GPU-bound, cannot be told"
+    )
+    return Verdict("unknown", reason, 0.0, thresholds)

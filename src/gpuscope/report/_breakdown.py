@@ -17,7 +17,8 @@ def categories_section(report: Report) -> Section:
     note = Text(f"Unclassified (other): {unclassified} of GPU time. Empty categories not listed.")
     if not used:
         return Section("Categories", (Text("No GPU activity to classify."),))
-    chart = Chart("GPU time by category", tuple(_category_bar(k, v) for k, v in used))
+    timed = [(k, v) for k, v in used if v["time_us"] is not None]
+    chart = Chart("GPU time by category", tuple(_category_bar(k, v) for k, v in timed))
     rows = tuple(
         (
             Cell(k),
@@ -28,7 +29,7 @@ def categories_section(report: Report) -> Section:
         for k, v in used
     )
     table = Table(("category", "count", "time", "share"), rows, (False, True, True, True))
-    return Section("Categories", (chart, table, note))
+    return Section("Categories", (chart, table, note) if timed else (table, note))
 
 
 def _category_bar(name: str, cat: Mapping[str, Any]) -> Bar:
@@ -42,10 +43,13 @@ def top_kernels_section(top: list[Mapping[str, Any]]) -> Section:
     bars = tuple(
         Bar(fmt.short_name(k["name"], 48), k["name"], float(k["total_us"]), _share_text(k))
         for k in top
+        if k["total_us"] is not None
     )
     rows = tuple(_kernel_row(i, k) for i, k in enumerate(top, 1))
     headers = ("#", "kernel", "category", "count", "total", "mean", "min", "max", "share")
     table = Table(headers, rows, (True, False, False, True, True, True, True, True, True))
+    if not bars:
+        return Section("Top kernels (by dispatch count: the source has no durations)", (table,))
     return Section("Top kernels", (Chart("Total time of the top kernels", bars), table))
 
 

@@ -23,7 +23,12 @@ from gpuscope.report._document import (
     Text,
 )
 from gpuscope.report._evidence import evidence_blocks
-from gpuscope.report._timeline import gaps_section, launch_section, sync_section
+from gpuscope.report._timeline import (
+    gaps_section,
+    launch_section,
+    regions_section,
+    sync_section,
+)
 
 Report = Mapping[str, Any]
 
@@ -54,10 +59,15 @@ def trace_section(report: Report, index: int) -> Section:
         categories_section(report),
         top_kernels_section(report["top_kernels"]),
         copies_section(report),
-        gaps_section(report["gaps"]),
-        launch_section(report["launch"], report["kernels"]),
-        sync_section(report["sync"]),
     ]
+    if report.get("gaps"):
+        blocks.append(gaps_section(report["gaps"]))
+    if report.get("launch"):
+        blocks.append(launch_section(report["launch"], report["kernels"]))
+    if report.get("sync"):
+        blocks.append(sync_section(report["sync"]))
+    if report.get("regions"):
+        blocks.append(regions_section(report["regions"]))
     return Section(trace_title(report, index), tuple(blocks), anchor=anchor(index))
 
 
@@ -96,6 +106,11 @@ def _source(report: Report) -> Section:
         ("vendor", str(source["vendor"])),
         ("devices", devices),
     ]
+    files = source.get("files") or []
+    if len(files) > 1:
+        items.append(("files", ", ".join(PurePath(str(f)).name for f in files)))
+    if source.get("provides"):
+        items.append(("records", ", ".join(str(p) for p in source["provides"])))
     if source.get("rank") is not None:
         items.append(("rank", f"{source['rank']} of {fmt.count(source.get('world_size'))}"))
     events = source.get("event_counts", {})
@@ -106,7 +121,11 @@ def _source(report: Report) -> Section:
 
 
 def _device(device: Mapping[str, Any]) -> str:
-    return f"{device['id']}: {device['name']}" if device.get("name") else str(device["id"])
+    text = f"{device['id']}: {device['name']}" if device.get("name") else str(device["id"])
+    details = [str(device[k]) for k in ("arch",) if device.get(k)]
+    if device.get("compute_units"):
+        details.append(f"{device['compute_units']} CUs/SMs")
+    return f"{text} ({', '.join(details)})" if details else text
 
 
 def _headline(report: Report) -> Section:
@@ -123,7 +142,7 @@ def _headline(report: Report) -> Section:
         ("utilization", f"{fmt.percent(report['utilization'])} (busy / span)"),
         ("GEMM share", f"{fmt.percent(report['gemm_share'])} of kernel time (target < 60%)"),
         ("profiled window", fmt.duration(report["window_us"])),
-        ("CPU op time", _cpu(report.get("cpu", {}))),
+        ("CPU op time", _cpu(report.get("cpu"))),
     )
     blocks: list[Block] = [Facts(items)]
     if len(report["devices"]) > 1:
@@ -132,13 +151,17 @@ def _headline(report: Report) -> Section:
 
 
 def _time_mean_median(kernels: Mapping[str, Any]) -> str:
+    if kernels["time_us"] is None:
+        return "— (the source has no kernel durations)"
     return (
         f"{fmt.duration(kernels['time_us'])} (mean {fmt.duration(kernels['mean_us'])}, "
         f"median {fmt.duration(kernels['median_us'])})"
     )
 
 
-def _cpu(cpu: Mapping[str, Any]) -> str:
+def _cpu(cpu: Mapping[str, Any] | None) -> str:
+    if not cpu:
+        return "— (no CPU operators in the source)"
     threads = cpu.get("threads", 0)
     return f"{fmt.duration(cpu.get('op_time_us', 0.0))} on {fmt.count(threads)} thread(s)"
 

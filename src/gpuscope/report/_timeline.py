@@ -65,7 +65,12 @@ def _attribution(gaps: Mapping[str, Any]) -> Table:
 
 
 def launch_section(launch: Mapping[str, Any], kernels: Mapping[str, Any]) -> Section:
-    short = kernels["short"]
+    short = kernels["short"] or {
+        "count": None,
+        "threshold_us": 10.0,
+        "share": None,
+        "time_us": None,
+    }
     items = [
         (
             "kernels",
@@ -137,3 +142,25 @@ def sync_section(sync: Mapping[str, Any]) -> Section:
     )
     table = Table(("call", "count", "time"), rows, (False, True, True), "by name")
     return Section("Synchronization", (facts, table))
+
+
+def regions_section(regions: list[Mapping[str, Any]]) -> Section:
+    """User ranges (record_function, NVTX, ROCTX): time in each and GPU busy time inside it."""
+    rows = tuple(
+        (
+            Cell(("· " * int(r["depth"])) + fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(fmt.count(r["count"])),
+            Cell(fmt.duration(r["total_us"])),
+            Cell(fmt.duration(r["mean_us"])),
+            Cell(fmt.percent(r["share_of_window"])),
+            Cell(fmt.duration(r["gpu_busy_us"])),
+        )
+        for r in regions
+    )
+    headers = ("region", "count", "total", "mean", "share of window", "GPU busy inside")
+    table = Table(headers, rows, (False, True, True, True, True, True))
+    note = Text(
+        "Regions are user ranges (record_function, NVTX, ROCTX), grouped by name (numbered names "
+        "as #N); GPU busy inside = device busy time within the ranges' wall-clock intervals."
+    )
+    return Section("Regions", (table, note))

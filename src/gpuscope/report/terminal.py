@@ -10,6 +10,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.report._format import short_name
+
 _SEVERITY_STYLE = {"warning": "bold yellow", "critical": "bold red", "info": "cyan"}
 _VERDICT_STYLE = {
     "gpu-bound": "bold green",
@@ -19,8 +21,10 @@ _VERDICT_STYLE = {
 }
 
 
-def fmt_us(value: float) -> str:
-    """µs with a unit that keeps 3–4 significant digits."""
+def fmt_us(value: float | None) -> str:
+    """µs with a unit that keeps 3–4 significant digits; "—" where the source has no time."""
+    if value is None:
+        return "—"
     if value >= 1_000_000:
         return f"{value / 1_000_000:,.3f} s"
     if value >= 1_000:
@@ -28,14 +32,14 @@ def fmt_us(value: float) -> str:
     return f"{value:,.3f} µs" if value < 10 else f"{value:,.1f} µs"
 
 
-def pct(value: float) -> str:
-    return f"{value * 100:.1f} %"
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f} %"
 
 
 def short(name: str, width: int = 90) -> str:
-    """A kernel name for display: no `void `, no `(anonymous namespace)::`, at most `width`."""
-    name = name.removeprefix("void ").replace("(anonymous namespace)::", "")
-    return name if len(name) <= width else name[: width - 1] + "…"
+    """A kernel name that fits `width` and still tells kernels apart: no `void `, no argument
+    list or namespaces inside template arguments, the middle elided (head and tail kept)."""
+    return short_name(name, max(width, 24))
 
 
 def render_terminal(reports: list[dict[str, Any]], console: Console) -> None:
@@ -79,11 +83,17 @@ def _report(r: dict[str, Any], width: int) -> Panel:
     if r["findings"]:
         parts.append(_findings(r["findings"]))
     if r["kernels"]["count"]:
-        parts += [_categories(r), _top(r, width), _timeline(r), _launch(r)]
+        parts += [_categories(r), _top(r, width)]
+    if r["gaps"]:
+        parts.append(_timeline(r))
+    if r["launch"]:
+        parts.append(_launch(r))
     if r["memcpy"]["count"]:
         parts.append(_copies(r))
-    if r["sync"]["count"]:
+    if r["sync"] and r["sync"]["count"]:
         parts.append(_sync(r))
+    if r.get("regions"):
+        parts.append(_regions(r, width))
     source = r["source"]
     devices = ", ".join(d["name"] or f"device {d['id']}" for d in source["devices"]) or "?"
     title = Text(f"{source['path']}  ·  {source['vendor']}  ·  {devices}")
@@ -153,14 +163,18 @@ def _categories(r: dict[str, Any]) -> Table:
 
 
 def _top(r: dict[str, Any], width: int) -> Table:
-    table = Table(title="top kernels by total time", box=box.SIMPLE, title_justify="left")
-    # the numbers keep their width (≈ 62 columns with borders); the name gets the rest
-    table.add_column("kernel", no_wrap=True, overflow="ellipsis", max_width=max(16, width - 66))
+    timed = r["kernels"]["time_us"] is not None
+    title = "top kernels by total time" if timed else "top kernels by dispatches (no durations)"
+    table = Table(title=title, box=box.SIMPLE, title_justify="left")
+    # the numbers keep their width (≈ 62 columns with borders); the name gets the rest and
+    # wraps onto a second line rather than losing the part that tells kernels apart
+    name_width = max(24, width - 66)
+    table.add_column("kernel", overflow="fold", max_width=name_width)
     for column in ("category", "count", "total", "mean", "share"):
         table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
     for k in r["top_kernels"]:
         table.add_row(
-            Text(short(k["name"])),
+            Text(short(k["name"], 2 * name_width)),
             k["category"],
             f"{k['count']:,}",
             fmt_us(k["total_us"]),
@@ -176,6 +190,23 @@ def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
     table.add_column("value")
     for what, value in rows:
         table.add_row(what, value)
+    return table
+
+
+def _regions(r: dict[str, Any], width: int) -> Table:
+    table = Table(title="regions (user ranges)", box=box.SIMPLE, title_justify="left")
+    name_width = max(20, width - 56)
+    table.add_column("region", overflow="fold", max_width=name_width)
+    for column in ("count", "total", "share", "GPU busy in"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for region in r["regions"][:12]:
+        table.add_row(
+            Text("· " * region["depth"] + short(region["name"], 2 * name_width)),
+            f"{region['count']:,}",
+            fmt_us(region["total_us"]),
+            pct(region["share_of_window"]),
+            fmt_us(region["gpu_busy_us"]),
+        )
     return table
 
 
@@ -201,7 +232,7 @@ def _timeline(r: dict[str, Any]) -> Table:
 def _launch(r: dict[str, Any]) -> Table:
     launch = r["launch"]
     queue = launch["queue_delay_us"]
-    short_kernels = r["kernels"]["short"]
+    short_kernels = r["kernels"]["short"] or {"count": 0, "share": None, "threshold_us": 10.0}
     rows = [
         ("kernels per ms", f"{launch['kernels_per_ms']:.2f}"),
         (
