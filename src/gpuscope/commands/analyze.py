@@ -8,13 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HELP = "analyze PyTorch profiler (Kineto / Chrome-trace JSON) traces"
+HELP = (
+    "analyze profiler outputs: torch.profiler (Kineto) traces, rocprof, rocprofv3 (CSV, JSON, "
+    "rocpd), rpd, Nsight Systems and Nsight Compute; files or whole output directories"
+)
 SET_SCHEMA = "gpuscope.analysis-set/1"
 PROGRESS_MIN_BYTES = 16 << 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("traces", nargs="+", metavar="TRACE", help=".json or .json.gz trace")
+    parser.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACE",
+        help="a profiler output file, or a directory (every process's outputs in it)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
@@ -38,7 +46,9 @@ def main(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.traces:
         try:
-            reports.append(_analyze_one(path, rules, args.top))
+            found, broken = _analyze_path(path, rules, args.top, several=len(args.traces) > 1)
+            reports += found
+            failed += broken
         except GpuscopeError as error:
             if len(args.traces) == 1:
                 raise
@@ -48,17 +58,36 @@ def main(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _analyze_one(path: str, rules: Any, top: int) -> dict[str, Any]:
-    from gpuscope.analysis.report import analyze
-    from gpuscope.errors import InputError
-    from gpuscope.trace.registry import read_trace
+def _analyze_path(
+    path: str, rules: Any, top: int, several: bool
+) -> tuple[list[dict[str, Any]], int]:
+    """Every trace in `path` and how many failed; in a directory, one that fails is reported
+    (`error:` line) and the others are still analysed."""
+    from gpuscope.errors import GpuscopeError, ReaderError
+    from gpuscope.trace.registry import find_sources
 
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory; expected a trace file (.json or .json.gz)")
-    with _progress(path) as progress:
-        trace = read_trace(path, progress)
+    sources = find_sources(path)
+    reports = []
+    for source in sources:
+        try:
+            reports.append(_analyze_one(source, rules, top))
+        except GpuscopeError as error:
+            if len(sources) == 1 and not several:
+                raise
+            print(f"error: {error}", file=sys.stderr)
+    if not reports:
+        raise ReaderError(f"{path}: none of its {len(sources)} traces could be read")
+    return reports, len(sources) - len(reports)
+
+
+def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
+    from gpuscope.analysis.report import analyze
+    from gpuscope.trace.registry import read_source
+
+    with _progress(source.paths[0]) as progress:
+        trace = read_source(source, progress)
     for warning in trace.meta.warnings:
-        print(f"warning: {path}: {warning}", file=sys.stderr)
+        print(f"warning: {source.path}: {warning}", file=sys.stderr)
     return analyze(trace, rules, top).to_dict()
 
 
