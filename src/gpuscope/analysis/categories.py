@@ -1,8 +1,10 @@
 """Kernel categories from rules kept as data (`gpuscope/data/categories.json`, user-extensible).
 
-A kernel is classified by its own name (vendor-aware rules: NVIDIA and AMD kernel families),
-falling back to the CPU operator that launched it (linked by External id), so that categories line
-up across vendors. Names are classified once each, not once per kernel.
+A kernel is classified by the parts of its name that say what it is (see `_kernel_names`): its
+own function name, then its non-type template arguments, then the CPU operator that launched it
+(linked by External id, so that categories line up across vendors), then its namespaces. Element
+types and argument lists never decide, and a "weak" rule (an epilogue word such as `relu` in a
+cuDNN convolution's name) gives way to the launching operator. Names are classified once each.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._kernel_names import name_parts
 from gpuscope.errors import ConfigError
 from gpuscope.trace.model import I32, KERNEL, MEMCPY, MEMSET, OP, Trace
 
@@ -27,6 +30,9 @@ CATEGORIES = (
     "elementwise",
     "reduction",
     "softmax",
+    "embedding",
+    "moe",
+    "quantization",
     "memcpy",
     "memset",
     "communication",
@@ -39,6 +45,17 @@ class Rule:
     category: str
     pattern: re.Pattern[str]
     vendor: str = "any"
+    weak: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a kernel's name says: the category found before and after the launching op is
+    consulted, and whether the first one is only a weak hint."""
+
+    early: str | None  # from the own name or the template arguments
+    weak: bool
+    late: str | None  # from the namespace-qualified name
 
 
 @dataclass(frozen=True)
@@ -47,10 +64,26 @@ class Rules:
     op: tuple[Rule, ...]
 
     def classify_kernel(self, name: str, vendor: str) -> str | None:
+        """The category of a kernel from its name alone (no launching op)."""
+        match = self.match_kernel(name, vendor)
+        return match.early or match.late
+
+    def match_kernel(self, name: str, vendor: str) -> Match:
+        parts = name_parts(name)
+        for text in (parts.base, parts.templates):
+            found = self._first(text, vendor)
+            if found is not None:
+                return Match(found.category, found.weak, None)
+        late = self._first(parts.qualified, vendor) if parts.qualified != parts.base else None
+        return Match(None, False, late.category if late else None)
+
+    def _first(self, text: str, vendor: str) -> Rule | None:
+        if not text:
+            return None
         for rule in self.kernel:
             applies = rule.vendor in ("any", vendor) or vendor == "unknown"
-            if applies and rule.pattern.search(name):
-                return rule.category
+            if applies and rule.pattern.search(text):
+                return rule
         return None
 
     def classify_op(self, name: str) -> str | None:
@@ -93,7 +126,8 @@ def _rule(entry: Any, source: str) -> Rule:
         pattern = re.compile(str(entry["pattern"]), re.IGNORECASE)
     except (KeyError, re.error) as error:
         raise ConfigError(f"{source}: bad pattern in rule {entry!r} ({error})") from None
-    return Rule(entry["category"], pattern, str(entry.get("vendor", "any")).lower())
+    vendor = str(entry.get("vendor", "any")).lower()
+    return Rule(entry["category"], pattern, vendor, bool(entry.get("weak", False)))
 
 
 @dataclass(frozen=True)
@@ -108,22 +142,24 @@ class Classification:
 
 def classify(trace: Trace, rules: Rules) -> Classification:
     gpu = trace.gpu
-    category = np.full(len(gpu), CATEGORIES.index("other"), np.int32)
+    other = CATEGORIES.index("other")
+    category = np.full(len(gpu), other, np.int32)
     category[gpu.kind == MEMCPY] = CATEGORIES.index("memcpy")
     category[gpu.kind == MEMSET] = CATEGORIES.index("memset")
     kernels = np.flatnonzero(gpu.kind == KERNEL)
     names, inverse = np.unique(gpu.name[kernels], return_inverse=True)
-    by_name = np.array(
-        [_index(rules.classify_kernel(trace.names[n], trace.meta.vendor)) for n in names], np.int32
+    matches = [rules.match_kernel(trace.names[n], trace.meta.vendor) for n in names]
+    early = np.array([_index(m.early) for m in matches], np.int32)[inverse]
+    weak = np.array([m.weak for m in matches], bool)[inverse]
+    late = np.array([_index(m.late) for m in matches], np.int32)[inverse]
+    parent = _parent_categories(trace, rules, gpu.external_id[kernels])
+    use_parent = (parent >= 0) & ((early < 0) | weak)
+    chosen = np.where(use_parent, parent, np.where(early >= 0, early, late))
+    category[kernels] = np.where(chosen >= 0, chosen, other)
+    by_parent = int((use_parent & (parent != early)).sum())
+    return Classification(
+        category, by_parent, int((chosen < 0).sum()), classify_totals(trace, rules)
     )
-    kernel_category = by_name[inverse] if len(names) else np.zeros(0, np.int32)
-    unknown = kernel_category < 0
-    parent = _parent_categories(trace, rules, gpu.external_id[kernels[unknown]])
-    by_parent = int((parent >= 0).sum())
-    kernel_category[unknown] = np.where(parent >= 0, parent, CATEGORIES.index("other"))
-    category[kernels] = kernel_category
-    left = int(unknown.sum()) - by_parent
-    return Classification(category, by_parent, left, classify_totals(trace, rules))
 
 
 def classify_totals(trace: Trace, rules: Rules) -> I32:
