@@ -11,6 +11,7 @@ import numpy as np
 
 from gpuscope.trace.model import (
     I32,
+    Collectives,
     Counters,
     CpuOps,
     Flows,
@@ -34,6 +35,7 @@ TABLES: dict[str, Any] = {
     "launch_params": LaunchParams,
     "counters": Counters,
     "totals": Totals,
+    "collectives": Collectives,
 }
 
 

@@ -21,6 +21,7 @@ I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
 I8 = npt.NDArray[np.int8]
 F64 = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 
 # GpuOps.kind values (also Totals.kind, with API for host calls)
 KERNEL, MEMCPY, MEMSET, API = 0, 1, 2, 3
@@ -123,7 +124,13 @@ class HostCalls(_Table):
 @dataclass(frozen=True)
 class CpuOps(_Table):
     """CPU operators (`aten::mm`), user ranges (`record_function`, ProfilerStep#N, NVTX, ROCTX
-    push/pop and start/stop ranges; marks have dur 0) and Python functions."""
+    push/pop and start/stop ranges; marks have dur 0) and Python functions.
+
+    `input_dims`, `input_types` and `concrete` are the operator's recorded inputs as the JSON
+    text the tracer wrote (interned into `Trace.names`, -1 when not recorded): torch.profiler's
+    "Input Dims", "Input type" and "Concrete Inputs". `sequence` is the autograd sequence number
+    that ties a backward op to its forward op.
+    """
 
     kind: I8
     name: I32
@@ -131,6 +138,24 @@ class CpuOps(_Table):
     dur: I64
     tid: I64
     external_id: I64
+    input_dims: I32
+    input_types: I32
+    concrete: I32
+    sequence: I64
+
+
+@dataclass(frozen=True)
+class Collectives(_Table):
+    """Collective calls as the framework recorded them (torch's `record_param_comms`): which
+    collective, how many elements in and out, the element size, the process group."""
+
+    op: I64  # row of Trace.ops
+    name: I32  # allreduce, allgather, send, ...
+    in_elems: I64
+    out_elems: I64
+    elem_bytes: I32
+    group_size: I32
+    group: I32  # process group name (interned), -1 when not recorded
 
 
 @dataclass(frozen=True)
@@ -226,13 +251,19 @@ _DTYPES: dict[str, type] = {
     "name": np.int32,
     "device": np.int32,
     "value": np.float64,
+    "input_dims": np.int32,
+    "input_types": np.int32,
+    "concrete": np.int32,
+    "elem_bytes": np.int32,
+    "group_size": np.int32,
+    "group": np.int32,
 }
 for _name in ("block_x", "block_y", "block_z", "registers", "accum_registers", "scalar_registers"):
     _DTYPES[_name] = np.int32
 for _name in (
     *("start", "dur", "stream", "correlation", "external_id", "bytes", "tid", "id", "pid"),
     *("row", "grid_x", "grid_y", "grid_z", "shared_mem", "scratch"),
-    *("count", "total_ns", "min_ns", "max_ns"),
+    *("count", "total_ns", "min_ns", "max_ns", "sequence", "op", "in_elems", "out_elems"),
 ):
     _DTYPES[_name] = np.int64
 
@@ -290,6 +321,7 @@ class Trace:
     launch_params: LaunchParams = field(default_factory=LaunchParams.empty)
     counters: Counters = field(default_factory=Counters.empty)
     totals: Totals = field(default_factory=Totals.empty)
+    collectives: Collectives = field(default_factory=Collectives.empty)
 
     def provides(self, *keys: str) -> bool:
         """True when the source records every one of `keys` (see PROVIDES)."""

@@ -15,6 +15,8 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+_EMPTY = msgspec.Raw(b"")
+
 
 class Args(msgspec.Struct, frozen=True, gc=False):
     correlation: int = -1
@@ -27,6 +29,18 @@ class Args(msgspec.Struct, frozen=True, gc=False):
     block: list[int] | None = None  # kernels: threads per block
     registers: int = msgspec.field(default=-1, name="registers per thread")
     shared_memory: int = msgspec.field(default=-1, name="shared memory")
+    # cpu ops (record_shapes): kept as raw JSON text, interned per distinct value
+    input_dims: msgspec.Raw = msgspec.field(default=_EMPTY, name="Input Dims")
+    input_types: msgspec.Raw = msgspec.field(default=_EMPTY, name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=_EMPTY, name="Concrete Inputs")
+    sequence: int = msgspec.field(default=-1, name="Sequence number")
+    # record_param_comms (collectives)
+    collective: str = msgspec.field(default="", name="Collective name")
+    in_elems: int = msgspec.field(default=-1, name="In msg nelems")
+    out_elems: int = msgspec.field(default=-1, name="Out msg nelems")
+    group_size: int = msgspec.field(default=-1, name="Group size")
+    dtype: str = ""
+    group: str = msgspec.field(default="", name="Process Group Name")
 
 
 class LooseArgs(msgspec.Struct):
@@ -40,6 +54,16 @@ class LooseArgs(msgspec.Struct):
     block: Any = None
     registers: Any = -1
     shared_memory: Any = -1
+    input_dims: Any = None
+    input_types: Any = None
+    concrete: Any = None
+    sequence: Any = -1
+    collective: Any = ""
+    in_elems: Any = -1
+    out_elems: Any = -1
+    group_size: Any = -1
+    dtype: Any = ""
+    group: Any = ""
 
 
 _NO_ARGS = Args()
@@ -163,7 +187,29 @@ def loose_args(value: Any) -> LooseArgs:
         block=value.get("block"),
         registers=value.get("registers per thread", -1),
         shared_memory=value.get("shared memory", -1),
+        input_dims=value.get("Input Dims"),
+        input_types=value.get("Input type"),
+        concrete=value.get("Concrete Inputs"),
+        sequence=value.get("Sequence number", -1),
+        collective=value.get("Collective name", ""),
+        in_elems=value.get("In msg nelems", -1),
+        out_elems=value.get("Out msg nelems", -1),
+        group_size=value.get("Group size", -1),
+        dtype=value.get("dtype", ""),
+        group=value.get("Process Group Name", ""),
     )
+
+
+def raw_text(value: Any) -> bytes:
+    """The JSON text of a recorded value (Raw from the fast path, objects from the loose one)."""
+    if isinstance(value, msgspec.Raw):
+        text = bytes(value)
+        if b"\n" in text or b"  " in text:  # pretty-printed file: one spelling per value
+            text = msgspec.json.encode(msgspec.json.decode(text))
+        return text
+    if value is None:
+        return b""
+    return msgspec.json.encode(value)
 
 
 def dims(value: Any) -> list[int] | None:

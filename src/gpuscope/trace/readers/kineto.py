@@ -26,7 +26,9 @@ from gpuscope.trace.model import (
     MEMCPY,
     MEMSET,
     OP,
+    PYTHON,
     RUNTIME,
+    Collectives,
     CpuOps,
     Device,
     Flows,
@@ -52,7 +54,13 @@ _GPU_KIND = {
     "Memset": MEMSET,
 }
 _HOST = {"cuda_runtime": RUNTIME, "Runtime": RUNTIME, "cuda_driver": DRIVER, "Driver": DRIVER}
-_OPS = {"cpu_op": OP, "Operator": OP, "user_annotation": ANNOTATION, "User annotation": ANNOTATION}
+_OPS = {
+    "cpu_op": OP,
+    "Operator": OP,
+    "user_annotation": ANNOTATION,
+    "User annotation": ANNOTATION,
+    "python_function": PYTHON,
+}
 _FLOW = {"ac2g", "async_gpu", "async_cpu_to_gpu"}
 _LEGACY = {"Kernel", "Runtime", "Memcpy", "Memset", "Operator", "async_gpu"}
 
@@ -103,6 +111,8 @@ class _Builder:
         self.span: tuple[int, int] | None = None
         self.loose_batches = 0
         self.gpu_rows = 0
+        self.op_rows = 0
+        self.raw_ids: dict[bytes, int] = {}
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, text: bytes | bytearray) -> list[Any]:
@@ -200,27 +210,25 @@ class _Builder:
         return kinds[inverse], memory[inverse]
 
     def _add_launch_params(self, group: list[Any]) -> None:
-        rows, grids, blocks, registers, shared = [], [], [], [], []
-        for offset, event in enumerate(group):
-            grid, block = dec.dims(event.args.grid), dec.dims(event.args.block)
-            if grid is None or block is None:
-                continue
-            rows.append(self.gpu_rows + offset)
-            grids.append(grid)
-            blocks.append(block)
-            registers.append(dec.as_int(event.args.registers))
-            shared.append(dec.as_int(event.args.shared_memory))
-        if rows:
-            grid_array, block_array = np.array(grids, np.int64), np.array(blocks, np.int64)
-            self.parts["launch_params"].append(
-                {
-                    "row": np.array(rows, np.int64),
-                    **{f"grid_{a}": grid_array[:, i] for i, a in enumerate("xyz")},
-                    **{f"block_{a}": block_array[:, i] for i, a in enumerate("xyz")},
-                    "registers": np.array(registers, np.int64),
-                    "shared_mem": np.array(shared, np.int64),
-                }
-            )
+        chosen = [
+            (offset, e.args)
+            for offset, e in enumerate(group)
+            if e.args.grid is not None and e.args.block is not None
+        ]
+        chosen = [(i, a) for i, a in chosen if len(a.grid) == 3 and len(a.block) == 3]
+        if not chosen:
+            return
+        grid = np.array([a.grid for _, a in chosen], np.int64)
+        block = np.array([a.block for _, a in chosen], np.int64)
+        self.parts["launch_params"].append(
+            {
+                "row": np.array([i for i, _ in chosen], np.int64) + self.gpu_rows,
+                **{f"grid_{axis}": grid[:, i] for i, axis in enumerate("xyz")},
+                **{f"block_{axis}": block[:, i] for i, axis in enumerate("xyz")},
+                "registers": _ints([a.registers for _, a in chosen]),
+                "shared_mem": _ints([a.shared_memory for _, a in chosen]),
+            }
+        )
 
     def _add_host(self, domain: int, group: list[Any]) -> None:
         cols = self._common(group)
@@ -237,7 +245,48 @@ class _Builder:
         cols["kind"] = np.full(count, kind, np.int8)
         cols["tid"] = _ints([e.tid for e in group])
         cols["external_id"] = _external_ids(group)
+        if kind == OP:
+            cols["input_dims"] = self._intern_raw([e.args.input_dims for e in group])
+            cols["input_types"] = self._intern_raw([e.args.input_types for e in group])
+            cols["concrete"] = self._intern_raw([e.args.concrete for e in group])
+            cols["sequence"] = _ints([e.args.sequence for e in group])
+            self._add_collectives(group)
+        self.op_rows += count
         self.parts["ops"].append(cols)
+
+    def _intern_raw(self, values: list[Any]) -> Any:
+        """Name indices of recorded JSON values (-1 where none was recorded); each distinct
+        text is canonicalised and interned once."""
+        texts = list(map(bytes, values))  # the values are msgspec.Raw in every decode mode
+        known = self.raw_ids
+        for text in set(texts).difference(known):
+            canonical = dec.raw_text(msgspec.Raw(text)) if text else b""
+            known[text] = (
+                self.names.setdefault(canonical.decode("utf-8", "replace"), len(self.names))
+                if canonical
+                else -1
+            )
+        return np.fromiter(map(known.__getitem__, texts), np.int32, len(texts))
+
+    def _add_collectives(self, group: list[Any]) -> None:
+        rows = [i for i, e in enumerate(group) if e.args.collective or e.args.in_elems >= 0]
+        if not rows:
+            return
+        chosen = [group[i].args for i in rows]
+        intern = self.names.setdefault
+        self.parts["collectives"].append(
+            {
+                "op": np.array(rows, np.int64) + self.op_rows,
+                "name": np.array([intern(a.collective, len(self.names)) for a in chosen]),
+                "in_elems": _ints([a.in_elems for a in chosen]),
+                "out_elems": _ints([a.out_elems for a in chosen]),
+                "elem_bytes": np.array([dtype_bytes(a.dtype) for a in chosen], np.int32),
+                "group_size": _ints([a.group_size for a in chosen]),
+                "group": np.array(
+                    [intern(a.group, len(self.names)) if a.group else -1 for a in chosen]
+                ),
+            }
+        )
 
     def _add_syncs(self, group: list[Any]) -> None:
         cols = self._common(group)
@@ -288,6 +337,7 @@ class _Builder:
             )
         }
         tables["launch_params"] = _concat(LaunchParams, self.parts.get("launch_params", []))
+        tables["collectives"] = _concat(Collectives, self.parts.get("collectives", []))
         meta = self._meta(path, report, names, tables)
         return Trace(meta=meta, names=names, **tables)
 
@@ -404,6 +454,20 @@ def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
         stream=dec.as_int(args.stream),
         device=max(-1, min(dec.as_int(args.device), 2**31 - 1)),
         bytes=dec.as_int(args.bytes),
+        grid=dec.dims(args.grid),
+        block=dec.dims(args.block),
+        registers=dec.as_int(args.registers),
+        shared_memory=dec.as_int(args.shared_memory),
+        input_dims=msgspec.Raw(dec.raw_text(args.input_dims)),
+        input_types=msgspec.Raw(dec.raw_text(args.input_types)),
+        concrete=msgspec.Raw(dec.raw_text(args.concrete)),
+        sequence=dec.as_int(args.sequence),
+        collective=dec.as_str(args.collective),
+        in_elems=dec.as_int(args.in_elems),
+        out_elems=dec.as_int(args.out_elems),
+        group_size=dec.as_int(args.group_size),
+        dtype=dec.as_str(args.dtype),
+        group=dec.as_str(args.group),
     )
     dur = event.dur if isinstance(event.dur, (int, float)) else dec.as_int(event.dur)
     return dec.LooseEvent(
@@ -420,9 +484,17 @@ def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
 
 
 def _concat(table: Any, parts: list[dict[str, Any]]) -> Any:
+    """One table from column dicts; a column some parts lack is -1 in their rows."""
     if not parts:
         return table.empty()
-    columns = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    keys = {key for part in parts for key in part}
+    size = [len(next(iter(part.values()))) for part in parts]
+    columns = {
+        key: np.concatenate(
+            [p[key] if key in p else np.full(n, -1, np.int64) for p, n in zip(parts, size, strict=True)]
+        )
+        for key in keys
+    }
     return table.from_columns(columns)
 
 
@@ -476,3 +548,18 @@ def _vendor(
     if any(d.name.startswith(("NVIDIA", "Tesla", "A100", "H100")) for d in devices):
         return "nvidia"
     return "unknown"
+
+
+_DTYPE_BYTES = {
+    "float": 4, "float32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2,
+    "bfloat16": 2, "c10::bfloat16": 2, "c10::half": 2, "int": 4, "int32": 4, "long": 8,
+    "int64": 8, "long int": 8, "short": 2, "int16": 2, "char": 1, "int8": 1, "uint8": 1,
+    "unsigned char": 1, "bool": 1, "signed char": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+    "c10::float8_e4m3fn": 1, "c10::float8_e5m2": 1, "c10::float8_e4m3fnuz": 1,
+    "c10::float8_e5m2fnuz": 1, "c10::complexfloat": 8, "c10::complexdouble": 16,
+}  # fmt: skip
+
+
+def dtype_bytes(name: str) -> int:
+    """Bytes per element of a dtype as torch.profiler writes it ("c10::BFloat16", "Float"); -1."""
+    return _DTYPE_BYTES.get(name.strip().lower().removeprefix("torch."), -1)
