@@ -92,7 +92,7 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
     classes = classify(trace, rules)
     links = link(trace)
     window = _window(trace) if available.timeline else None
-    sync = sync_stats(trace, window or 0) if available.sync else None
+    sync = sync_stats(trace, links, window or 0) if available.sync else None
     line = timeline(trace, links, sync) if available.timeline else None
     partial = Analysis(
         trace=trace,
