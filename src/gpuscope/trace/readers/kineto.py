@@ -489,10 +489,9 @@ def _concat(table: Any, parts: list[dict[str, Any]]) -> Any:
         return table.empty()
     keys = {key for part in parts for key in part}
     size = [len(next(iter(part.values()))) for part in parts]
+    pairs = list(zip(parts, size, strict=True))
     columns = {
-        key: np.concatenate(
-            [p[key] if key in p else np.full(n, -1, np.int64) for p, n in zip(parts, size, strict=True)]
-        )
+        key: np.concatenate([p[key] if key in p else np.full(n, -1, np.int64) for p, n in pairs])
         for key in keys
     }
     return table.from_columns(columns)
