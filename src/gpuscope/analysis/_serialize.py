@@ -67,6 +67,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         },
         "top_kernels": _top(a),
         "regions": _regions(a),
+        **{name: extra.to_dict() for name, extra in a.extras.items()},
         "findings": a.findings,
         "integrity": a.integrity,
     }

@@ -17,6 +17,7 @@ from gpuscope.analysis import findings as findings_mod
 from gpuscope.analysis import integrity as integrity_mod
 from gpuscope.analysis._intervals import union_length
 from gpuscope.analysis.categories import Classification, Rules, classify, load_rules, parent_ops
+from gpuscope.analysis.extras import Extra, extra_findings, run_extras
 from gpuscope.analysis.hotspots import (
     CopyKind,
     KernelGroup,
@@ -60,6 +61,7 @@ class Analysis:
     window_ns: int | None
     verdict: Verdict
     regions: list[Region] = field(default_factory=list)
+    extras: dict[str, Extra] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
     integrity: list[dict[str, Any]] = field(default_factory=list)
     top: int = 15
@@ -113,9 +115,10 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         regions=regions(trace) if trace.provides("markers") else [],
         top=top,
     )
+    partial = dataclasses.replace(partial, extras=run_extras(partial))
     return dataclasses.replace(
         partial,
-        findings=findings_mod.findings(partial),
+        findings=findings_mod.findings(partial) + extra_findings(partial),
         integrity=integrity_mod.integrity(partial),
     )
 

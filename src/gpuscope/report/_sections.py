@@ -68,7 +68,15 @@ def trace_section(report: Report, index: int) -> Section:
         blocks.append(sync_section(report["sync"]))
     if report.get("regions"):
         blocks.append(regions_section(report["regions"]))
+    blocks += extra_sections(report)
     return Section(trace_title(report, index), tuple(blocks), anchor=anchor(index))
+
+
+def extra_sections(report: Report) -> list[Section]:
+    """The sections of the analyses in `analysis.extras` whose part the report holds."""
+    from gpuscope.analysis.extras import modules
+
+    return [m.section(report[m.NAME]) for m in modules() if report.get(m.NAME)]
 
 
 def _warnings(report: Report) -> list[Block]:

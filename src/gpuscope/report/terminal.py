@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscope.report._format import short_name
+from gpuscope.report._rich import section as rich_section
+from gpuscope.report._sections import extra_sections
 
 _SEVERITY_STYLE = {"warning": "bold yellow", "critical": "bold red", "info": "cyan"}
 _VERDICT_STYLE = {
@@ -94,6 +96,7 @@ def _report(r: dict[str, Any], width: int) -> Panel:
         parts.append(_sync(r))
     if r.get("regions"):
         parts.append(_regions(r, width))
+    parts += [rich_section(s, width) for s in extra_sections(r)]
     source = r["source"]
     devices = ", ".join(d["name"] or f"device {d['id']}" for d in source["devices"]) or "?"
     title = Text(f"{source['path']}  ·  {source['vendor']}  ·  {devices}")
