@@ -1,0 +1,117 @@
+"""Reader for rocprofv3 (ROCprofiler-SDK, ROCm 6.2 - 7.x) CSV and JSON outputs.
+
+One profiled process writes several files sharing a prefix (`<dir>/<host>/<pid>_kernel_trace.csv`,
+`_hip_api_trace.csv`, `_agent_info.csv`, `_counter_collection.csv`, `_kernel_stats.csv`, ... or one
+`<pid>_results.json`); they become one `Trace`. Files are recognised by their header cells (the
+JSON by its `rocprofiler-sdk-tool` key), columns are matched by name across every header
+generation, times are integer ns on CLOCK_BOOTTIME. When a process has both JSON and CSV files,
+the JSON is read: it alone records the size of each memory copy. The rocpd SQLite database is
+another reader's (`rocpd`), preferred over these files when both exist.
+
+Not read: memory allocation, scratch memory, PC sampling and thread-trace outputs, Perfetto and
+OTF2 traces.
+
+    >>> from gpuscope.trace import read_trace
+    >>> trace = read_trace("out/myhost/1234_kernel_trace.csv")      # doctest: +SKIP
+    >>> trace.meta.schema, trace.provides("kernels", "host_api")    # doctest: +SKIP
+    ('rocm7', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gpuscope.errors import ReaderError
+from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace.model import Trace
+from gpuscope.trace.readers import _rocprofv3_csv as csv_
+from gpuscope.trace.readers import _rocprofv3_files as files
+from gpuscope.trace.readers._rocprofv3_build import build
+from gpuscope.trace.readers._rocprofv3_info import read_agent_info, read_stats
+from gpuscope.trace.readers._rocprofv3_json import read_json
+from gpuscope.trace.readers._rocprofv3_tables import Part
+
+_CSV_READERS: dict[str, Callable[[str], Part]] = {
+    files.KERNEL_TRACE: csv_.read_kernel_trace,
+    files.API_TRACE: csv_.read_api_trace,
+    files.MEMORY_COPY: csv_.read_memory_copies,
+    files.COUNTERS: csv_.read_counters,
+    files.AGENT_INFO: read_agent_info,
+    files.STATS: read_stats,
+}
+_EXPECTED = (
+    "expected a rocprofv3 output: a CSV with its header (kernel_trace, *_api_trace, "
+    "memory_copy_trace, agent_info, counter_collection, *_stats) or results.json"
+)
+
+
+class Rocprofv3Reader:
+    """`Reader` for rocprofv3 CSV files and `--output-format json` files."""
+
+    name = "rocprofv3"
+    priority = 20  # below rocpd (30): the database of the same run holds everything
+
+    def sniff(self, path: str) -> bool:
+        try:
+            return files.file_kind(path) is not None
+        except (OSError, ValueError):
+            return False
+
+    def group_key(self, path: str) -> str:
+        """`out/host/123_kernel_trace.csv` -> `out/host/123`; no prefix: the directory."""
+        return files.prefix_key(path)
+
+    def read(self, path: str, progress: Progress | None = None) -> Trace:
+        return self.read_group([path], progress)
+
+    def read_group(self, paths: list[str], progress: Progress | None = None) -> Trace:
+        """One Trace from the files of one process (the JSON when there is one)."""
+        kinds = {path: files.file_kind(path) for path in paths}
+        jsons = sorted(p for p, k in kinds.items() if k == files.JSON)
+        chosen = jsons or sorted(p for p, k in kinds.items() if k is not None)
+        if not chosen:
+            raise ReaderError(f"{_EXPECTED}; found none of them")
+        parts, failures = _read_all(chosen, kinds, progress)
+        if not any(p.rows for p in parts) and not jsons:  # a JSON is complete even when empty
+            raise ReaderError(_nothing(parts, failures))
+        key = files.prefix_key(chosen[0]) if len(paths) > 1 else chosen[0]
+        extra: dict[str, Any] = {}
+        unread = [Path(p).name for p in paths if p not in chosen]
+        if unread:
+            extra["not_read"] = unread
+        return build(key, parts, [f"{f}; read the other files" for f in failures], extra)
+
+
+def _read_all(
+    paths: list[str], kinds: dict[str, str | None], progress: Progress | None
+) -> tuple[list[Part], list[str]]:
+    parts: list[Part] = []
+    failures: list[str] = []
+    for number, path in enumerate(paths, 1):
+        try:
+            parts.extend(_read_one(path, kinds[path], progress))
+        except ReaderError as error:
+            if len(paths) == 1:
+                raise
+            failures.append(f"{Path(path).name}: {error}")
+        if progress is not None and kinds[path] != files.JSON:
+            progress(number, len(paths))
+    return parts, failures
+
+
+def _read_one(path: str, kind: str | None, progress: Progress | None) -> list[Part]:
+    if kind == files.JSON:
+        return read_json(path, progress)
+    if kind is None:
+        raise ReaderError(_EXPECTED)
+    return [_CSV_READERS[kind](path)]
+
+
+def _nothing(parts: list[Part], failures: list[str]) -> str:
+    if failures and not parts:
+        return "; ".join(failures)
+    names = ", ".join(Path(p.path).name for p in parts)
+    return (f"no rows in {names}: the header is there but no records (the profiler stopped "
+            "before writing any, or nothing was traced)")  # fmt: skip
