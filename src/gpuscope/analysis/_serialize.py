@@ -10,7 +10,7 @@ from gpuscope import __version__
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
-from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Timeline
+from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Gap, Timeline
 from gpuscope.trace.model import KERNEL, Device
 
 if TYPE_CHECKING:
@@ -53,23 +53,50 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         "idle_us": us(line.idle_ns) if line else None,
         "utilization": _share(line.busy_ns, sum(d.span_ns for d in line.devices)) if line else None,
         "devices": _devices(a),
-        "gaps": _gaps(line) if line else None,
+        "gaps": {**_gaps(line), "largest": _gap(a, line.gaps.largest)} if line else None,
         "launch": _launch(a) if a.inputs.launch else None,
         "sync": _sync(a.sync) if a.sync else None,
         "cpu": {"op_time_us": us(a.cpu_busy_ns), "threads": _threads(a)}
         if a.cpu_busy_ns is not None
         else None,
-        "verdict": {
-            "bound": a.verdict.bound,
-            "reason": a.verdict.reason,
-            "utilization": round(a.verdict.utilization, 6),
-            "thresholds": a.verdict.thresholds,
-        },
+        "verdict": _verdict(a),
         "top_kernels": _top(a),
         "regions": _regions(a),
         **{name: extra.to_dict() for name, extra in a.extras.items()},
         "findings": a.findings,
         "integrity": a.integrity,
+    }
+
+
+def _verdict(a: Analysis) -> dict[str, Any]:
+    v = a.verdict
+    outside = v.utilization_outside_gap
+    return {
+        "bound": v.bound,
+        "reason": v.reason,
+        "utilization": round(v.utilization, 6),
+        "cause": v.cause or None,
+        "utilization_outside_largest_gap": round(outside, 6) if outside is not None else None,
+        "launch_queue_p50_us": us_or_none(v.queue_p50_ns),
+        "thresholds": v.thresholds,
+    }
+
+
+def _gap(a: Analysis, gap: Gap | None) -> dict[str, Any] | None:
+    if gap is None:
+        return None
+    trace, line = a.trace, a.timeline
+    span = line.span_ns if line else 0
+    first = min(d.first_ns for d in line.devices) if line and line.devices else gap.start
+    names = trace.names
+    return {
+        "time_us": us(gap.ns),
+        "share_of_span": _share(gap.ns, span),
+        "cause": gap.cause,
+        "device": gap.device,
+        "starts_at_us": us(gap.start - first),
+        "before": names[trace.gpu.name[gap.before]] if gap.before >= 0 else None,
+        "after": names[trace.gpu.name[gap.after]] if gap.after >= 0 else None,
     }
 
 

@@ -96,6 +96,7 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
     window = _window(trace) if available.timeline else None
     sync = sync_stats(trace, links, window or 0) if available.sync else None
     line = timeline(trace, links, sync) if available.timeline else None
+    launch = launch_stats(trace, links)
     partial = Analysis(
         trace=trace,
         inputs=available,
@@ -106,12 +107,14 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         copies=copies(trace),
         memset=memset_totals(trace),
         links=links,
-        launch=launch_stats(trace, links),
+        launch=launch,
         sync=sync,
         timeline=line,
         cpu_busy_ns=_cpu_busy(trace) if available.cpu else None,
         window_ns=window,
-        verdict=verdict(line, sync, window or 0, trace) if line else unknown_verdict(trace),
+        verdict=verdict(line, sync, launch if available.launch else None, trace)
+        if line
+        else unknown_verdict(trace),
         regions=regions(trace) if trace.provides("markers") else [],
         top=top,
     )

@@ -8,7 +8,7 @@ launch) is reported as clipped time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -35,6 +35,22 @@ class DeviceTimeline:
 
 
 @dataclass(frozen=True)
+class Gap:
+    """One idle interval of a device: [start, end), why, and the GPU ops on either side."""
+
+    start: int
+    end: int
+    device: int
+    cause: str
+    before: int  # row of trace.gpu that ended at `start` (-1 if unknown)
+    after: int  # row of trace.gpu that started at `end`
+
+    @property
+    def ns(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
 class Gaps:
     count: int
     total_ns: int
@@ -43,6 +59,9 @@ class Gaps:
     histogram: list[tuple[float, float | None, int, int]]  # (lo µs, hi µs, count, ns)
     attribution_ns: dict[str, int] = field(default_factory=dict)
     attribution_count: dict[str, int] = field(default_factory=dict)
+    largest: Gap | None = None
+    causes: I64 | None = None  # per gap, index into CAUSES (the order of the columns above)
+    micro_attribution_ns: dict[str, int] = field(default_factory=dict)  # gaps < MICRO_GAP_NS
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,8 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
     gap_lo: list[I64] = []
     gap_hi: list[I64] = []
     gap_next: list[I64] = []
+    gap_prev: list[I64] = []
+    gap_device: list[I64] = []
     for device in np.unique(gpu.device):
         rows = np.flatnonzero(gpu.device == device)
         start, end = gpu.start[rows], gpu.end[rows]
@@ -89,13 +110,33 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
         gap_lo.append(merged_end[:-1])
         gap_hi.append(merged_start[1:])
         gap_next.append(_first_row_at(rows, start, merged_start[1:]))
+        gap_prev.append(_last_row_at(rows, gpu.end[rows], merged_end[:-1]))
+        gap_device.append(np.full(len(merged_end) - 1, device, np.int64))
     clipped, overlaps = _same_stream_overlap(trace)
     gaps = _gaps(trace, links, sync, _cat(gap_lo), _cat(gap_hi), _cat(gap_next))
+    gaps = replace(gaps, largest=_largest(gaps, gap_lo, gap_hi, gap_next, gap_prev, gap_device))
     return Timeline(devices, gaps, clipped, overlaps)
 
 
 def _cat(parts: list[I64]) -> I64:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _largest(gaps: Gaps, *columns: list[I64]) -> Gap | None:
+    lo, hi, nxt, prev, device = (_cat(c) for c in columns)
+    if len(lo) == 0:
+        return None
+    i = int(np.argmax(hi - lo))
+    cause = CAUSES[int(gaps.causes[i])] if gaps.causes is not None else "unknown"
+    return Gap(int(lo[i]), int(hi[i]), int(device[i]), cause, int(prev[i]), int(nxt[i]))
+
+
+def _last_row_at(rows: I64, end: I64, times: I64) -> I64:
+    """The GPU op (row of trace.gpu) that ends each merged interval."""
+    order = np.argsort(end, kind="stable")
+    pos = np.searchsorted(end[order], times, side="right") - 1
+    result: I64 = rows[order[np.clip(pos, 0, len(rows) - 1)]]
+    return result
 
 
 def _first_row_at(rows: I64, start: I64, times: I64) -> I64:
@@ -140,6 +181,7 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, 
     attribution_ns = {name: int(length[cause == i].sum()) for i, name in enumerate(CAUSES)}
     attribution_count = {name: int((cause == i).sum()) for i, name in enumerate(CAUSES)}
     micro = length < MICRO_GAP_NS
+    micro_ns = {name: int(length[(cause == i) & micro].sum()) for i, name in enumerate(CAUSES)}
     return Gaps(
         count=len(length),
         total_ns=int(length.sum()),
@@ -148,6 +190,8 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, 
         histogram=histogram,
         attribution_ns=attribution_ns,
         attribution_count=attribution_count,
+        causes=cause,
+        micro_attribution_ns=micro_ns,
     )
 
 

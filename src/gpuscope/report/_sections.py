@@ -36,7 +36,10 @@ VERDICT_LEVEL: dict[str, Level] = {
     "gpu-bound": "ok",
     "cpu-bound": "warning",
     "sync-bound": "warning",
+    "dependency-bound": "warning",
+    "underutilized": "warning",
     "no-gpu-activity": "info",
+    "unknown": "info",
 }
 SEVERITY_LEVEL: dict[str, Level] = {"info": "info", "warning": "warning", "error": "critical"}
 

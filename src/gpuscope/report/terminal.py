@@ -19,7 +19,10 @@ _VERDICT_STYLE = {
     "gpu-bound": "bold green",
     "cpu-bound": "bold yellow",
     "sync-bound": "bold red",
+    "dependency-bound": "bold yellow",
+    "underutilized": "bold yellow",
     "no-gpu-activity": "bold",
+    "unknown": "bold",
 }
 
 

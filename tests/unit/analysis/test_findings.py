@@ -25,7 +25,7 @@ def test_patterns_trace_names_its_problems() -> None:
     copies = found["host-device-copies"]["evidence"]  # type: ignore[index]
     assert set(copies["by_kind"]) == {"HtoD", "DtoH"}
     assert "aten::_local_scalar_dense" in copies["launched_by"]  # .item()
-    assert "dtype-conversions" in found
+    assert found["host-device-copies"]["severity"] == "warning"  # 69 % of the span
     assert found["sync-overhead"]["evidence"]["by_name"]  # type: ignore[index]
     for finding in result["findings"]:  # type: ignore[attr-defined]
         assert set(finding) == {"id", "severity", "message", "action", "evidence"}
@@ -53,7 +53,8 @@ def test_gemm_share_and_parent_op_fallback(builder: TraceBuilder, tmp_path: Path
     result = builder.analyze(tmp_path / "t.json").to_dict()
     assert result["top_kernels"][0]["category"] == "gemm"  # via its CPU op
     assert result["gemm_share"] == pytest.approx(0.8)
-    assert by_id(result)["gemm-heavy"]["severity"] == "warning"
+    # GEMM-dominated is no fault in itself: without shapes to judge them, it is information
+    assert by_id(result)["gemm-heavy"]["severity"] == "info"
 
 
 def test_user_rules_come_first(builder: TraceBuilder, tmp_path: Path) -> None:
