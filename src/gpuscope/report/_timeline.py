@@ -21,13 +21,14 @@ GAP_CAUSES = {
 
 def gaps_section(gaps: Mapping[str, Any]) -> Section:
     threshold = fmt.bound(gaps["micro_threshold_us"])
-    facts = Facts(
-        (
-            ("gaps", f"{fmt.count(gaps['count'])}, {fmt.duration(gaps['total_us'])} idle in all"),
-            (f"micro (< {threshold})", _count_time(gaps["micro"])),
-            (f"macro (≥ {threshold})", _count_time(gaps["macro"])),
-        )
-    )
+    items = [
+        ("gaps", f"{fmt.count(gaps['count'])}, {fmt.duration(gaps['total_us'])} idle in all"),
+        (f"micro (< {threshold})", _count_time(gaps["micro"])),
+        (f"macro (≥ {threshold})", _count_time(gaps["macro"])),
+    ]
+    if gaps.get("largest"):
+        items.append(("largest gap", largest_gap_text(gaps["largest"])))
+    facts = Facts(tuple(items))
     histogram = gaps["histogram"]
     bars = tuple(Bar(_range(b), _range(b), float(b["count"]), _count_time(b)) for b in histogram)
     rows = tuple(
@@ -39,6 +40,20 @@ def gaps_section(gaps: Mapping[str, Any]) -> Section:
     causes = Text("; ".join(GAP_CAUSES[c] for c in gaps["attribution"] if c in GAP_CAUSES) + ".")
     blocks = (facts, chart, table, _attribution(gaps), causes)
     return Section("Gaps between kernels", blocks)
+
+
+def largest_gap_text(gap: Mapping[str, Any]) -> str:
+    """`1.45 ms (89% of the span), host-wait, after gemm_kernel, before softmax_kernel`."""
+    text = (
+        f"{fmt.duration(gap['time_us'])} ({fmt.percent(gap['share_of_span'])} of the span), "
+        f"{str(gap['cause']).replace('_', '-')}"
+    )
+    for key, word in (("before", "after"), ("after", "before")):
+        name = str(gap.get(key) or "")
+        if name:
+            shown = name if name.startswith(("Memcpy", "Memset")) else fmt.short_name(name, 40)
+            text += f", {word} {shown}"
+    return text
 
 
 def _range(bucket: Mapping[str, Any]) -> str:

@@ -13,6 +13,7 @@ from rich.text import Text
 from gpuscope.report._format import short_name
 from gpuscope.report._rich import section as rich_section
 from gpuscope.report._sections import extra_sections
+from gpuscope.report._timeline import largest_gap_text
 
 _SEVERITY_STYLE = {"warning": "bold yellow", "critical": "bold red", "info": "cyan"}
 _VERDICT_STYLE = {
@@ -231,6 +232,7 @@ def _timeline(r: dict[str, Any]) -> Table:
             ),
             ("macro", f"{g['macro']['count']:,} · {fmt_us(g['macro']['time_us'])}"),
             ("idle time waiting on", causes),
+            *([("largest gap", largest_gap_text(g["largest"]))] if g.get("largest") else []),
         ],
     )
 
