@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gpuscope.errors import ToolError
 from gpuscope.tools.config import Script, ToolConfig, counters_dir, expand
-from gpuscope.tools.tool import Layer, RunContext
+from gpuscope.tools.tool import Layer, Notes, RunContext
 
 
 def placeholders(ctx: RunContext) -> dict[str, str]:
@@ -36,10 +36,12 @@ class WrapperTool:
     """Prefix the command with `cmd`, add `env_vars`, run pre/post scripts, own `outputs`.
 
     A profiler that writes into a folder of the run directory names it in `output_dir`: it is
-    created in setup, and `reports()` lists what the profiler left there.
+    created in setup, `reports()` lists what the profiler left there, and after every tool has
+    torn down the folder is analysed into `analysis.json` (`analyze_output`).
     """
 
     output_dir = ""
+    analyze_output = False
 
     def __init__(self, config: ToolConfig) -> None:
         self.config = config
@@ -91,6 +93,15 @@ class WrapperTool:
             code = run_script(script, ctx)
             if code != 0:
                 ctx.notes.warn(f"{self.name}: post-script {script.path} exited with {code}")
+        if self.analyze_output and self.output_dir:
+            folder, notes, name = ctx.run_dir / self.output_dir, ctx.notes, self.name
+            notes.defer(f"analyze {self.output_dir}", lambda: _analyze(folder, notes, name))
+
+
+def _analyze(folder: Path, notes: Notes, tool: str) -> None:
+    from gpuscope.tools.outputs import analyze_folder
+
+    analyze_folder(folder, notes, tool)
 
 
 def run_script(script: Script, ctx: RunContext) -> int:

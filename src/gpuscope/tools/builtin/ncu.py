@@ -16,6 +16,7 @@ PAGES = ("raw", "details")
 
 class NcuTool(WrapperTool):
     output_dir = OUTPUT
+    analyze_output = True
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)

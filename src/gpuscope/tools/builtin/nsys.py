@@ -1,5 +1,5 @@
-"""`nsys`: Nsight Systems timeline; the report is exported to SQLite (`nsys stats` and SQL
-tools read it; `gpuscope analyze` does not read nsys exports yet).
+"""`nsys`: Nsight Systems timeline; the report is exported to SQLite, which `gpuscope analyze`
+(and `nsys stats`, SQL tools) read; the run's `nsys_output/analysis.json` is its report.
 
 The export runs in teardown, so a run that crashed or was interrupted still gets it when nsys
 managed to write its report. Note that nsys stores the profiled process's whole environment
@@ -16,6 +16,7 @@ OUTPUT = "nsys_output"
 
 class NsysTool(WrapperTool):
     output_dir = OUTPUT
+    analyze_output = True
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)

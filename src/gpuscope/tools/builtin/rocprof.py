@@ -25,6 +25,9 @@ _INPUT_FLAGS = ("-i", "--input")
 
 
 class RocprofTool(WrapperTool):
+    output_dir = "rocprof_output"
+    analyze_output = True
+
     def prefix(self, ctx: RunContext) -> tuple[str, ...]:
         argv = self._choose(ctx)
         if Path(argv[0]).name == "rocprof":  # legacy rocprof takes the app right after options
@@ -34,10 +37,6 @@ class RocprofTool(WrapperTool):
     def check(self, ctx: RunContext) -> None:
         self._choose(ctx)
         super().check(ctx)
-
-    def setup(self, ctx: RunContext) -> None:
-        (ctx.run_dir / "rocprof_output").mkdir(exist_ok=True)
-        super().setup(ctx)
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)

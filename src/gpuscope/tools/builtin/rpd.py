@@ -16,6 +16,7 @@ CONVERTER = "rpd2tracing.py"
 
 class RpdTool(WrapperTool):
     output_dir = OUTPUT
+    analyze_output = True
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)
