@@ -48,7 +48,7 @@ def write_csv(
     """Write the aggregated rows (atomically: a reader never sees half a file)."""
     created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     with replacing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(COLUMNS)
         for call in aggregate(calls):
             writer.writerow(_cells(call, jobid, created, model))

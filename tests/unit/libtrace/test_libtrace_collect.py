@@ -66,6 +66,7 @@ def test_finish_writes_madengine_columns_then_ours(tmp_path: Path) -> None:
     assert out == tmp_path / "library_trace.csv" and collector.warnings == []
     header = out.read_text().splitlines()[0].split(",")
     assert header[:6] == ["jobid", "created_date", "model", "library", "config", "calls"]
+    assert b"\r" not in out.read_bytes()  # "\n" line ends, as madengine and most tools write
     assert tuple(header) == COLUMNS
     rows = _rows(out)
     assert [r["library"] for r in rows] == ["cublas"] * 3 + ["nccl"] * 6
