@@ -443,6 +443,34 @@ def test_docs_directory_merges_into_one_trace_per_prefix() -> None:
     assert any("not in the kernel trace" in w for w in trace.meta.warnings)
 
 
+def test_type_relative_agent_ids_map_to_logical_node_ids(tmp_path: Path) -> None:
+    """`--agent-index type-relative` writes "GPU 1" / "CPU 0": the agents say which node."""
+    shutil.copy(reference_file(f"{MI300A}/omp_agent_info.csv"), tmp_path / "9_agent_info.csv")
+    kernels = reference_file(f"{DOCS7}/kernel_trace.csv").read_text()
+    (tmp_path / "9_kernel_trace.csv").write_text(kernels.replace('"Agent 4"', '"GPU 1"'))
+    copies = reference_file(f"{DOCS7}/memory_copy_trace.csv").read_text()
+    copies = copies.replace('"Agent 0"', '"CPU 0"').replace('"Agent 4"', '"GPU 1"')
+    (tmp_path / "9_memory_copy_trace.csv").write_text(copies)
+    [trace] = read_traces(str(tmp_path))
+    assert set(trace.gpu.device.tolist()) == {5}  # the second GPU agent: logical node 5
+    assert 5 in {d.id for d in trace.meta.devices}
+    assert len(trace.meta.files) == 3 and trace.meta.path == str(tmp_path / "9")
+
+
+def test_stats_without_totals_and_renamed_stats(tmp_path: Path) -> None:
+    stats = reference_file(f"{DOCS7}/hip_api_stats.csv").read_bytes()
+    (tmp_path / "3_marker_api_stats.csv").write_bytes(stats)
+    (tmp_path / "3_kernel_stats.csv").write_bytes(
+        reference_file(f"{MI300A}/omp_kernel_stats.csv").read_bytes()
+    )
+    [trace] = read_traces(str(tmp_path))
+    assert trace.meta.extra["not_read"] == ["3_marker_api_stats.csv"]
+    assert set(trace.totals.kind.tolist()) == {KERNEL} and len(trace.totals) == 4
+    renamed = tmp_path / "api.csv"  # no rocprofv3 name: the row names tell
+    renamed.write_bytes(stats)
+    assert set(read_trace(str(renamed)).totals.kind.tolist()) == {API}
+
+
 # -- JSON -------------------------------------------------------------------------------------
 KIND_NAMES = [
     "NONE",
@@ -897,6 +925,14 @@ def test_json_wins_over_the_csv_of_the_same_process(tmp_path: Path) -> None:
     assert "copy_bytes" in trace.meta.provides
 
 
+def test_an_unreadable_json_falls_back_to_the_csv_of_the_process(tmp_path: Path) -> None:
+    (tmp_path / "908_results.json").write_text('{"rocprofiler-sdk-tool": [{"agents": [')
+    shutil.copy(reference_file(f"{DOCS7}/kernel_trace.csv"), tmp_path / "908_kernel_trace.csv")
+    [trace] = read_traces(str(tmp_path))
+    assert len(trace.gpu) == 9 and trace.meta.extra["not_read"] == ["908_results.json"]
+    assert "908_results.json: not valid JSON" in trace.meta.warnings[0]
+
+
 def test_json_with_two_processes_and_old_fields(tmp_path: Path) -> None:
     document = json_document()
     second = json_document(pid=909)["rocprofiler-sdk-tool"][0]
@@ -907,6 +943,14 @@ def test_json_with_two_processes_and_old_fields(tmp_path: Path) -> None:
     assert trace.meta.extra["pids"] == [908, 909]
     kernels = trace.gpu.kind == KERNEL
     assert trace.gpu.stream[kernels].tolist()[4:] == [7001, 7001, 7002, 7001]
+
+
+def test_json_numbers_written_as_strings(tmp_path: Path) -> None:
+    document = json_document()
+    kernel = document["rocprofiler-sdk-tool"][0]["buffer_records"]["kernel_dispatch"][0]
+    kernel["start_timestamp"] = str(kernel["start_timestamp"])
+    trace = read_trace(str(write_json(tmp_path / "6_results.json", document)))
+    assert int(trace.gpu.start[0]) == T0 + 1_000
 
 
 def test_empty_json_is_an_empty_trace(tmp_path: Path) -> None:

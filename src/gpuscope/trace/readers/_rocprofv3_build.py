@@ -8,7 +8,6 @@ from several runs, never attach one run's counters to another run's kernels.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -67,11 +66,7 @@ def build(key: str, parts: list[Part], warnings: list[str], extra: dict[str, Any
         event_counts=event_counts(parts),
         truncated=any(p.truncated for p in parts),
         warnings=tuple(notes),
-        extra={
-            **extra,
-            **_extra(parts),
-            **({"domain_stats": domain_stats} if domain_stats else {}),
-        },
+        extra=_extra(parts, extra, domain_stats),
         provides=found,
         clock="boot" if found & {"timestamps", "host_api", "markers"} else "",
         files=tuple(p.path for p in parts),
@@ -94,7 +89,8 @@ def _kernel_rows(parts: list[Part]) -> Dispatches | None:
     rows = concat_dispatches(counted)
     key = _join_key(rows)
     names = np.unique(rows.names, return_inverse=True)[1] if len(rows) else key
-    keep = match(key, names, key, names) == np.arange(len(rows))  # first of each duplicate
+    # one row per dispatch: two counter files of one run (or the docs' mix) may repeat one
+    keep = (match(key, names, key, names) == np.arange(len(rows))) | (key < 0)
     return rows.take(keep)
 
 
@@ -278,15 +274,20 @@ def _span(parts: list[Part]) -> tuple[int, int] | None:
     return min(s[0] for s in spans), max(s[1] for s in spans)
 
 
-def _extra(parts: list[Part]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
+def _extra(
+    parts: list[Part], given: dict[str, Any], domain_stats: dict[str, dict[str, int]]
+) -> dict[str, Any]:
+    """pids, command, per-domain statistics and the files of the group left unread."""
+    found: dict[str, Any] = dict(given)
+    if domain_stats:
+        found["domain_stats"] = domain_stats
     pids = sorted({p.extra["pid"] for p in parts if p.extra.get("pid", -1) >= 0})
     if pids:
         found["pids"] = pids
     commands = [p.extra["command"] for p in parts if "command" in p.extra]
     if commands:
         found["command"] = commands[0]
-    unread = Counter(p.extra["unread"] for p in parts if "unread" in p.extra)
-    if unread:
-        found["unread"] = [_name(p.path) for p in parts if "unread" in p.extra]
+    unread = [_name(p.path) for p in parts if "unread" in p.extra]
+    if unread:  # statistics of domains without Totals rows (markers, allocations, ...)
+        found["not_read"] = [*found.get("not_read", []), *unread]
     return found

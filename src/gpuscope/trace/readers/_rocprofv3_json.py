@@ -10,7 +10,6 @@ once into typed structs (only the used fields), then each table is turned into n
 from __future__ import annotations
 
 import gzip
-import os
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -19,7 +18,6 @@ import msgspec
 import numpy as np
 
 from gpuscope.errors import ReaderError
-from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import I64
 from gpuscope.trace.readers import _rocprofv3_files as files
 from gpuscope.trace.readers import _rocprofv3_jsontypes as js
@@ -33,23 +31,22 @@ from gpuscope.trace.readers._rocprofv3_tables import (
 )
 
 T = TypeVar("T")
-_DECODER = msgspec.json.Decoder(js.Document)
+# lenient: numbers written as strings ("123") are taken too
+_DECODER = msgspec.json.Decoder(js.Document, strict=False)
 _INT64_MAX = 2**63 - 1
 
 
-def read_json(path: str, progress: Progress | None = None) -> list[Part]:
+def read_json(path: str) -> list[Part]:
     """One `Part` per profiled process of the file."""
-    document = _decode(_load(path, progress))
+    document = _decode(_load(path))
     if not document.processes:
         raise ReaderError('the "rocprofiler-sdk-tool" list is empty: no process was recorded')
     return [_process(path, process) for process in document.processes]
 
 
-def _load(path: str, progress: Progress | None) -> bytes:
+def _load(path: str) -> bytes:
     with open(path, "rb") as handle:
         raw = handle.read()
-    if progress is not None:
-        progress(len(raw), os.path.getsize(path))
     if raw[:2] != b"\x1f\x8b":
         return raw
     try:
@@ -106,9 +103,9 @@ def _process(path: str, process: js.Process) -> Part:
         part.dispatches.append(_dispatches(records.kernel_dispatch, names, handles))
     if records.memory_copy:
         part.copies.append(_copies(records.memory_copy, names, handles))
-    for _, calls in records.api_tables():
+    for table, calls in records.api_tables():
         if calls:
-            part.calls.append(_calls(calls, names))
+            part.calls.append(_calls(calls, names, markers=table == "marker_api"))
     counted = process.callback_records.counter_collection
     if counted:
         part.counters.append(_counters(counted, process.counters, names, handles))
@@ -138,14 +135,13 @@ def _dispatches(
     kernel_ids = column(infos, lambda i: i.kernel_id)
     external = column(records, lambda r: r.correlation_id.external)
     queue = column(infos, lambda i: i.queue_id.handle)
-    streams = [r.stream_id for r in records]
     return Dispatches(
         names=_kernel_names(kernel_ids, external, names),
         start=column(records, lambda r: r.start_timestamp),
         end=column(records, lambda r: r.end_timestamp),
         agent=lookup(column(infos, lambda i: i.agent_id.handle), handles),
         queue=queue,
-        stream=queue if all(s is None for s in streams) else _handles(streams),
+        stream=_streams([r.stream_id for r in records], queue),
         thread=column(records, lambda r: r.thread_id),
         dispatch=column(infos, lambda i: i.dispatch_id),
         correlation=column(records, lambda r: r.correlation_id.internal),
@@ -181,28 +177,25 @@ def _registers(kernel_ids: I64, names: _Names) -> dict[str, I64]:
 
 def _copies(records: Sequence[js.MemoryCopy], names: _Names, handles: dict[int, int]) -> Copies:
     external = column(records, lambda r: r.correlation_id.external)
-    streams = [r.stream_id for r in records]
     return Copies(
         directions=_operation_names(records, names),
         start=column(records, lambda r: r.start_timestamp),
         end=column(records, lambda r: r.end_timestamp),
         src=lookup(column(records, lambda r: r.src_agent_id.handle), handles),
         dst=lookup(column(records, lambda r: r.dst_agent_id.handle), handles),
-        stream=np.full(len(records), -1, np.int64)
-        if all(s is None for s in streams)
-        else _handles(streams),
+        stream=_streams([r.stream_id for r in records], np.full(len(records), -1, np.int64)),
         correlation=column(records, lambda r: r.correlation_id.internal),
         external=np.where(external > 0, external, -1),
         bytes=column(records, lambda r: r.bytes),
     )
 
 
-def _calls(records: Sequence[js.ApiCall], names: _Names) -> Calls:
+def _calls(records: Sequence[js.ApiCall], names: _Names, markers: bool) -> Calls:
     kinds = column(records, lambda r: r.kind)
     correlation = column(records, lambda r: r.correlation_id.internal)
     external = column(records, lambda r: r.correlation_id.external)
     functions = _operation_names(records, names)
-    if names.markers:  # ROCTX messages are keyed by the call's internal correlation id
+    if markers and names.markers:  # ROCTX messages, keyed by the call's internal correlation id
         for row in np.flatnonzero(np.isin(correlation, list(names.markers))):
             functions[row] = names.markers[int(correlation[row])]
     unique, inverse = np.unique(kinds, return_inverse=True)
@@ -285,7 +278,10 @@ def _ints(values: list[int]) -> I64:
         return np.array([v if -1 <= v <= _INT64_MAX else -1 for v in values], np.int64)
 
 
-def _handles(streams: list[js.Handle | None]) -> I64:
+def _streams(streams: list[js.Handle | None], fallback: I64) -> I64:
+    """HIP stream handles; `fallback` (the HSA queue) when the writer predates stream ids."""
+    if all(s is None for s in streams):
+        return fallback
     return _ints([s.handle if s is not None else -1 for s in streams])
 
 

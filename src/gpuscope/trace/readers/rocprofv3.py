@@ -19,6 +19,7 @@ OTF2 traces.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,21 +68,43 @@ class Rocprofv3Reader:
         return self.read_group([path], progress)
 
     def read_group(self, paths: list[str], progress: Progress | None = None) -> Trace:
-        """One Trace from the files of one process (the JSON when there is one)."""
+        """One Trace from the files of one process: its JSON when there is a readable one."""
         kinds = {path: files.file_kind(path) for path in paths}
-        jsons = sorted(p for p, k in kinds.items() if k == files.JSON)
-        chosen = jsons or sorted(p for p, k in kinds.items() if k is not None)
-        if not chosen:
+        readable = sorted(p for p, k in kinds.items() if k is not None)
+        if not readable:
             raise ReaderError(f"{_EXPECTED}; found none of them")
-        parts, failures = _read_all(chosen, kinds, progress)
-        if not any(p.rows for p in parts) and not jsons:  # a JSON is complete even when empty
-            raise ReaderError(_nothing(parts, failures))
-        key = files.prefix_key(chosen[0]) if len(paths) > 1 else chosen[0]
-        extra: dict[str, Any] = {}
-        unread = [Path(p).name for p in paths if p not in chosen]
-        if unread:
-            extra["not_read"] = unread
-        return build(key, parts, [f"{f}; read the other files" for f in failures], extra)
+        jsons = [p for p in readable if kinds[p] == files.JSON]
+        csvs = [p for p in readable if kinds[p] != files.JSON]
+        notes: list[str] = []
+        if jsons:
+            try:
+                return _group(paths, jsons, kinds, progress, notes)
+            except ReaderError as error:
+                if not csvs:
+                    raise
+                names = ", ".join(Path(p).name for p in jsons)
+                notes.append(f"{names}: {error}; read the CSV files of the process instead")
+        return _group(paths, csvs, kinds, progress, notes)
+
+
+def _group(
+    paths: list[str],
+    chosen: list[str],
+    kinds: dict[str, str | None],
+    progress: Progress | None,
+    notes: list[str],
+) -> Trace:
+    parts, failures = _read_all(chosen, kinds, progress)
+    json = any(kinds[p] == files.JSON for p in chosen)
+    if not any(p.rows for p in parts) and not json:  # a JSON is complete even when empty
+        raise ReaderError(_nothing(parts, failures))
+    key = files.prefix_key(chosen[0]) if len(paths) > 1 else chosen[0]
+    extra: dict[str, Any] = {}
+    unread = [Path(p).name for p in paths if p not in chosen]
+    if unread:
+        extra["not_read"] = unread
+    notes = [*notes, *(f"{f}; read the other files" for f in failures)]
+    return build(key, parts, notes, extra)
 
 
 def _read_all(
@@ -89,21 +112,22 @@ def _read_all(
 ) -> tuple[list[Part], list[str]]:
     parts: list[Part] = []
     failures: list[str] = []
-    for number, path in enumerate(paths, 1):
+    sizes = [os.path.getsize(path) for path in paths]
+    for done, path in enumerate(paths):
         try:
-            parts.extend(_read_one(path, kinds[path], progress))
+            parts.extend(_read_one(path, kinds[path]))
         except ReaderError as error:
             if len(paths) == 1:
                 raise
             failures.append(f"{Path(path).name}: {error}")
-        if progress is not None and kinds[path] != files.JSON:
-            progress(number, len(paths))
+        if progress is not None:
+            progress(sum(sizes[: done + 1]), sum(sizes))
     return parts, failures
 
 
-def _read_one(path: str, kind: str | None, progress: Progress | None) -> list[Part]:
+def _read_one(path: str, kind: str | None) -> list[Part]:
     if kind == files.JSON:
-        return read_json(path, progress)
+        return read_json(path)
     if kind is None:
         raise ReaderError(_EXPECTED)
     return [_CSV_READERS[kind](path)]
