@@ -260,7 +260,22 @@ def test_madengine_compute_bound_config_runs_unchanged(tmp_path: Path, env: dict
     assert {"SQ_WAVES", "SQ_INSTS_VALU", "SQ_WAIT_INST_ANY"} <= names
     power = (run_dir / "gpu_info_power_profiler_output.csv").read_text().splitlines()
     assert power[0].startswith("time,Power(Watt) GPU0,Power(Watt) GPU1")  # the fake rocm-smi
-    assert any(line.endswith(",workload_start") for line in power)
+    assert sum(line.endswith(",workload_start") for line in power) == 1
+    assert sum(line.endswith(",workload_end") for line in power) == 1
+
+
+def test_a_short_run_marks_its_start_and_end_once(tmp_path: Path, env: dict[str, str]) -> None:
+    """Both samplers around a command that ends at once: one start and one end row each, in
+    order."""
+    done = gpuscope(tmp_path, env, "--tools", "gpu_info_power_profiler,gpu_info_vram_profiler",
+                    "--", "true")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    for name in ("gpu_info_power_profiler_output.csv", "gpu_info_vram_profiler_output.csv"):
+        rows = list(csv.DictReader((run_dir / name).read_text().splitlines()))
+        marks = [(r["mark"], int(r["monotonic_ns"])) for r in rows if r["mark"]]
+        assert [m for m, _ in marks] == ["workload_start", "workload_end"], name
+        assert marks[0][1] < marks[1][1]
 
 
 def test_miopen_commands_on_stderr_are_copied_and_still_shown(
