@@ -15,6 +15,7 @@ supplies what). Times are ns on the HSA system clock (CLOCK_BOOTTIME).
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,7 +41,10 @@ class RocprofReader:
     priority = 15  # below rocpd / rocprofv3 (20+) when their outputs share a prefix
 
     def sniff(self, path: str) -> bool:
-        return file_kind(path) is not None
+        try:
+            return file_kind(path) is not None
+        except (csv.Error, ValueError, OSError):  # sniffing never raises
+            return False
 
     def group_key(self, path: str) -> str:
         """`out/results.stats.csv` -> `out/results`: every file of one run shares it."""
