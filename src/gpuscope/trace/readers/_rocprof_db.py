@@ -41,6 +41,8 @@ KNOWN_TABLES = frozenset({"A", "KERN", "HIP", "HSA", "COPY", "OPS", "rocTX", "MM
 # HIP and HSA number their calls independently: HSA ids are moved out of HIP's range
 HSA_CORRELATION_OFFSET = 1 << 40
 FETCH = 100_000
+_COPY_ARGS = ("CASE WHEN Name GLOB 'hipMemcpy*' OR Name GLOB 'hipMemset*' OR Name GLOB "
+              "'hsa_amd_memory_async_copy*' THEN args END")  # fmt: skip
 _EXPECTED = "rocprof's results.db (tables KERN or A, HIP, HSA, OPS, COPY, rocTX)"
 _TIMED = ("BeginNs", "EndNs", "Name")
 _REQUIRED = {"HIP": _TIMED, "HSA": _TIMED, "OPS": _TIMED, "COPY": _TIMED, "rocTX": _TIMED}
@@ -109,21 +111,30 @@ class _Reader:
     def columns(self, table: str) -> list[str]:
         return [str(r[1]) for r in self.db.execute(f'PRAGMA table_info("{table}")')]
 
-    def select(self, table: str, wanted: list[str]) -> dict[str, list[Any]]:
-        """The `wanted` columns of `table` (absent ones are lists of None)."""
-        present = [c for c in wanted if c in self.columns(table)]
-        out: dict[str, list[Any]] = {c: [] for c in wanted}
-        if present:
-            quoted = ", ".join(f'"{c}"' for c in present)
-            cursor = self.db.execute(f'SELECT {quoted} FROM "{table}"')
-            while rows := cursor.fetchmany(FETCH):
-                for i, column in enumerate(present):
-                    out[column].extend(row[i] for row in rows)
-        size = max((len(v) for v in out.values()), default=0)
-        for column in wanted:
-            if column not in present:
-                out[column] = [None] * size
-        return out
+    def select(
+        self,
+        table: str,
+        ints: tuple[str, ...] = (),
+        texts: tuple[str, ...] = (),
+        floats: tuple[str, ...] = (),
+        sql: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Columns of `table` in one pass, batch by batch: ints as int64 (-1 when absent),
+        floats (NaN), texts ("" for NULL; equal texts share one string). `sql` gives an
+        expression to select instead of a column."""
+        present = set(self.columns(table))
+        keys = [*ints, *floats, *texts]
+        exprs = [(sql or {}).get(k) or (f'"{k}"' if k in present else "NULL") for k in keys]
+        parts: dict[str, list[Any]] = {k: [] for k in keys}
+        shared: dict[str, str] = {}
+        cursor = self.db.execute(f'SELECT {", ".join(exprs)} FROM "{table}"')
+        while rows := cursor.fetchmany(FETCH):
+            for key, values in zip(keys, zip(*rows, strict=True), strict=True):
+                if key in texts:
+                    parts[key].extend(shared.setdefault(v, v) if v else "" for v in values)
+                else:
+                    parts[key].append(to_ints(values) if key in ints else _floats(values))
+        return {k: v if k in texts else _joined(v, k in ints) for k, v in parts.items()}
 
     def piece(self) -> Piece:
         host, host_cols = self._host()
@@ -160,21 +171,27 @@ class _Reader:
         return table, span
 
     def _calls(self, table: str, domain: int) -> tuple[list[str], dict[str, Any], list[str]]:
-        raw = self.select(table, ["BeginNs", "EndNs", "tid", "Name", "args", "Index"])
-        start, end = to_ints(raw["BeginNs"]), to_ints(raw["EndNs"])
-        corr = to_ints(raw["Index"])
+        copy_args = "args" in self.columns(table)  # only copies' arguments are ever needed
+        raw = self.select(
+            table,
+            ints=("BeginNs", "EndNs", "tid", "Index"),
+            texts=("Name", "args"),
+            sql={"args": _COPY_ARGS} if copy_args else None,
+        )
+        start, end = raw["BeginNs"], raw["EndNs"]
+        corr = raw["Index"]
         if domain == HSA:
             corr = np.where(corr >= 0, corr + HSA_CORRELATION_OFFSET, -1)
         size = len(start)
         cols = {
             "start": start,
             "dur": np.where(end >= start, end - start, -1),
-            "tid": to_ints(raw["tid"]),
+            "tid": raw["tid"],
             "correlation": corr,
             "domain": np.full(size, domain, np.int8),
             "pid": full(size, domain),
         }
-        return _texts(raw["Name"]), cols, [a if isinstance(a, str) else "" for a in raw["args"]]
+        return _names(raw["Name"]), cols, raw["args"]
 
     # -- device ops -------------------------------------------------------------------------
     def _gpu(self, host: Table | None, host_cols: dict[str, Any]) -> tuple[Any, _Extras | None]:
@@ -192,13 +209,13 @@ class _Reader:
         return gpu, extras.padded(len(gpu)) if extras is not None else None
 
     def _ops(self, table: str) -> _Ops:
-        wanted = ["BeginNs", "EndNs", "dev-id", "Name", "tid", "stream-id", "__lane", "Index"]
-        raw = self.select(table, [*wanted, "Data"])
-        names = strip_kd(_texts(raw["Name"]))
+        ints = ("BeginNs", "EndNs", "dev-id", "tid", "stream-id", "__lane", "Index")
+        raw = self.select(table, ints=ints, texts=("Name", "Data"))
+        names = strip_kd(_names(raw["Name"]))
         keep = np.array([n not in BARRIER_NAMES for n in names], bool)
-        start, end = to_ints(raw["BeginNs"]), to_ints(raw["EndNs"])
+        start, end = raw["BeginNs"], raw["EndNs"]
         present = self.columns(table)
-        corr = to_ints(raw["Index"])
+        corr = raw["Index"]
         if table == "COPY" and "dev-id" not in present:  # HSA async copies: HSA call ids
             corr = np.where(corr >= 0, corr + HSA_CORRELATION_OFFSET, -1)
         kind = _kinds(table, names)
@@ -206,12 +223,12 @@ class _Reader:
             "kind": kind,
             "start": start,
             "dur": np.where(end >= start, end - start, -1),
-            "device": to_ints(raw["dev-id"]),
+            "device": raw["dev-id"],
             "stream": _stream(raw, present),
             "correlation": corr,
             "copy": copy_kinds(names, kind),
         }
-        data = [d if isinstance(d, str) else "" for d in raw["Data"]]
+        data = raw["Data"]
         kept = np.flatnonzero(keep).tolist()
         return _Ops(
             [names[i] for i in kept], {k: v[keep] for k, v in cols.items()}, [data[i] for i in kept]
@@ -223,9 +240,9 @@ class _Reader:
         present = self.columns(table)
         if "BeginNs" not in present:
             return None, None
-        raw = self.select(table, ["KernelName", *_DISPATCH_INTS])
-        ints = {key: to_ints(raw[key]) for key in _DISPATCH_INTS}
-        names = strip_kd(_texts(raw["KernelName"]))
+        raw = self.select(table, ints=_DISPATCH_INTS, texts=("KernelName",))
+        ints = {key: raw[key] for key in _DISPATCH_INTS}
+        names = strip_kd(_names(raw["KernelName"]))
         size = len(names)
         begin, end = ints["BeginNs"], ints["EndNs"]
         cols = {
@@ -246,23 +263,23 @@ class _Reader:
         names = [c for c in present if is_counter(c)]
         if not names:
             return None
-        raw = self.select(table, names)
-        return counter_block(names, np.array([[_float(v) for v in raw[n]] for n in names]).T)
+        raw = self.select(table, floats=tuple(names))
+        return counter_block(names, np.column_stack([raw[n] for n in names]))
 
     # -- user ranges ------------------------------------------------------------------------
     def _markers(self) -> Table | None:
         if "rocTX" not in self.tables:
             return None
-        raw = self.select("rocTX", ["BeginNs", "EndNs", "tid", "Name"])
-        start, end = to_ints(raw["BeginNs"]), to_ints(raw["EndNs"])
+        raw = self.select("rocTX", ints=("BeginNs", "EndNs", "tid"), texts=("Name",))
+        start, end = raw["BeginNs"], raw["EndNs"]
         dur = np.where(end >= start, end - start, -1)
         return Table(
-            [n.strip('"') for n in _texts(raw["Name"])],
+            _names(raw["Name"]),
             {
                 "kind": np.full(len(start), ANNOTATION, np.int8),
                 "start": start,
                 "dur": np.where(dur == 1, 0, dur),  # a roctxMark is stored as [t, t + 1]
-                "tid": to_ints(raw["tid"]),
+                "tid": raw["tid"],
             },
         )
 
@@ -290,8 +307,17 @@ def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
-def _texts(values: list[Any]) -> list[str]:
-    return ["" if v is None else str(v).strip('"') for v in values]
+def _names(values: list[str]) -> list[str]:
+    """Names as text: rocprof stored some with their CSV quotes (`"<barrier packet>"`)."""
+    cache: dict[str, str] = {}
+    return [cache.setdefault(v, v.strip('"') if isinstance(v, str) else str(v)) for v in values]
+
+
+def _floats(values: tuple[Any, ...]) -> Any:
+    try:
+        return np.array(values, np.float64)
+    except (TypeError, ValueError):
+        return np.array([_float(v) for v in values], np.float64)
 
 
 def _float(value: Any) -> float:
@@ -301,11 +327,17 @@ def _float(value: Any) -> float:
         return float("nan")
 
 
-def _stream(raw: dict[str, list[Any]], present: list[str]) -> Any:
+def _joined(parts: list[Any], ints: bool) -> Any:
+    if parts:
+        return np.concatenate(parts)
+    return np.zeros(0, np.int64 if ints else np.float64)
+
+
+def _stream(raw: dict[str, Any], present: list[str]) -> Any:
     """`stream-id`, else the lane rocprof drew the op on (ROCm 4: `tid` was that lane)."""
     for column in ("stream-id", "__lane", "tid"):
         if column in present:
-            return to_ints(raw[column])
+            return raw[column]
     return full(len(raw["Name"]), -1)
 
 
