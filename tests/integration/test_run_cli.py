@@ -120,9 +120,50 @@ def test_sigint_mid_run_is_forwarded_and_teardown_still_runs(
     assert process.returncode == 128 + signal.SIGINT, stderr
     (run_dir,) = run_dirs(tmp_path)
     data = manifest(run_dir)
-    assert data["signals"] == {"received": ["SIGINT"], "forwarded": ["SIGINT"]}
+    assert data["signals"] == {
+        "received": ["SIGINT"],
+        "forwarded": ["SIGINT"],
+        "killed_after_s": None,
+    }
     assert (run_dir / "nsys_output" / "report.nsys-rep").exists()
     assert (run_dir / "nsys_output" / "report.sqlite").exists()  # exported in teardown
+
+
+def test_a_command_ignoring_sigterm_is_killed_after_the_grace(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """SIGTERM is forwarded; a child that ignores it is SIGKILLed after --kill-after, and the
+    manifest and the outputs already written are still there."""
+    ready = tmp_path / "ready"
+    app = script(
+        tmp_path,
+        "stubborn.py",
+        f"""
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open({str(ready)!r}, "w").close()
+        time.sleep(60)
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "--output-dir", str(tmp_path / "runs"),
+            "--kill-after", "1.5", "--tools", "gpu_info_power_profiler", "--", PY, app]  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 15, "the grace was not honoured"
+    assert process.returncode == 128 + signal.SIGKILL, stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["status"] == "killed" and data["signal"] == "SIGKILL"
+    assert data["signals"]["forwarded"] == ["SIGTERM", "SIGKILL"]
+    assert 1.5 <= data["signals"]["killed_after_s"] < 10
+    assert any("killed with SIGKILL" in w for w in data["warnings"])
+    power = (run_dir / "gpu_info_power_profiler_output.csv").read_text()
+    assert ",workload_start" in power and ",workload_end" in power
 
 
 def test_stacking_order_and_identical_wrappers_once(tmp_path: Path, env: dict[str, str]) -> None:

@@ -40,6 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="where run directories go (default: gpuscope-runs)")  # fmt: skip
     parser.add_argument("--model", metavar="NAME",
                         help="model name in library_trace.csv (default: the script)")  # fmt: skip
+    parser.add_argument("--kill-after", metavar="SECONDS", type=float, default=30.0,
+                        help="SIGKILL the command if it still runs this long after a "
+                        "forwarded SIGTERM/SIGINT/SIGHUP (default 30)")  # fmt: skip
     parser.add_argument("--list-tools", action="store_true", help="list the tools and exit")
     parser.add_argument("--quiet", action="store_true", help="no gpuscope lines on stderr")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
@@ -65,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
         gpu_vendor=ctx.gpu_vendor,
         env_vars=ctx.env_vars,
         model=args.model,
+        kill_after_s=_kill_after(args.kill_after),
     )
     say = None if args.quiet else _say
     if say and ctx.ignored:
@@ -73,6 +77,14 @@ def main(args: argparse.Namespace) -> int:
     if say:
         _summary(say, result)
     return result.exit_code
+
+
+def _kill_after(seconds: float) -> float:
+    from gpuscope.errors import InputError
+
+    if not seconds > 0:
+        raise InputError(f"--kill-after {seconds:g}: expected a positive number of seconds")
+    return seconds
 
 
 def _command(argv: list[str]) -> list[str]:

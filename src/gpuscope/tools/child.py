@@ -9,6 +9,10 @@ group, so it is not sent twice. Signals arriving during setup cancel the start; 
 teardown they wait until every tool has saved its outputs. (Where `sigtimedwait` does not
 exist, e.g. macOS, every such signal is forwarded.)
 
+A child that is still running `kill_after_s` seconds after the first stop signal (it ignores
+SIGTERM, or its own shutdown hangs) is killed with SIGKILL, as a batch system does after its kill
+wait, so that the run ends, the tools tear down and the manifest is written in bounded time.
+
 The exit code is the child's own, 128+N when a signal N killed it (as shells report it).
 """
 
@@ -26,6 +30,7 @@ from types import FrameType
 from gpuscope.tools.tee import Tee
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KILL_AFTER_S = 30.0  # grace between the first stop signal and SIGKILL (a batch system's kill wait)
 _WATCHED = {*FORWARDED, signal.SIGCHLD}
 _SI_KERNEL = 0x80  # si_code of a signal the kernel raised itself, e.g. the terminal's Ctrl-C
 _POLL_S = 1.0
@@ -38,6 +43,7 @@ class Signals:
 
     received: list[str] = field(default_factory=list)
     forwarded: list[str] = field(default_factory=list)
+    escalated_after_s: float | None = None  # SIGKILL sent this long after the first stop signal
 
     def pending_stop(self) -> bool:
         """True (and recorded) if SIGINT/SIGTERM/SIGHUP arrived before the child started."""
@@ -81,6 +87,7 @@ def run_child(
     signals: Signals,
     on_start: Callable[[int], None] | None = None,
     tee: Mapping[str, Sequence[Path]] | None = None,
+    kill_after_s: float = KILL_AFTER_S,
 ) -> ChildResult:
     """Start `argv` (argv[0] already resolved to a path), wait, return its exit code.
     `tee` copies the child's "stdout"/"stderr" into files as well (see tee.py)."""
@@ -90,7 +97,41 @@ def run_child(
         copier.child_started()
         if on_start is not None:
             on_start(pid)
-        return _wait(pid, signals) if _CAN_WAIT else _wait_portable(pid, signals)
+        escalation = _Escalation(pid, signals, kill_after_s)
+        if _CAN_WAIT:
+            return _wait(pid, signals, escalation)
+        return _wait_portable(pid, signals, escalation)
+
+
+class _Escalation:
+    """SIGKILL for a child still alive `grace_s` after the first stop signal."""
+
+    def __init__(self, pid: int, signals: Signals, grace_s: float) -> None:
+        self.pid, self.signals, self.grace_s = pid, signals, grace_s
+        self.stopped_at: float | None = None
+
+    def stop_requested(self) -> None:
+        if self.stopped_at is None:
+            self.stopped_at = time.monotonic()
+
+    def timeout(self, poll_s: float) -> float:
+        """How long the next wait may last."""
+        if self.stopped_at is None:
+            return poll_s
+        return max(0.0, min(poll_s, self.stopped_at + self.grace_s - time.monotonic()))
+
+    def check(self) -> None:
+        if self.stopped_at is None or self.signals.escalated_after_s is not None:
+            return
+        waited = time.monotonic() - self.stopped_at
+        if waited < self.grace_s:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        self.signals.forwarded.append("SIGKILL")
+        self.signals.escalated_after_s = round(waited, 3)
 
 
 def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, int]) -> int:
@@ -102,16 +143,17 @@ def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, in
     )  # fmt: skip
 
 
-def _wait(pid: int, signals: Signals) -> ChildResult:
+def _wait(pid: int, signals: Signals, escalation: _Escalation) -> ChildResult:
     while True:
-        info = signal.sigtimedwait(_WATCHED, _POLL_S)
+        info = signal.sigtimedwait(_WATCHED, escalation.timeout(_POLL_S))
         if info is not None and info.si_signo != signal.SIGCHLD:
             from_terminal = info.si_code == _SI_KERNEL and _same_group(pid)
             _forward(pid, info.si_signo, signals, skip=from_terminal)
-            continue
+            escalation.stop_requested()
         done, status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
             return _result(pid, os.waitstatus_to_exitcode(status))
+        escalation.check()
 
 
 def _forward(pid: int, signo: int, signals: Signals, skip: bool = False) -> None:
@@ -139,12 +181,13 @@ def _result(pid: int, code: int) -> ChildResult:
     return ChildResult(pid=pid, exit_code=128 - code, signal=signal.Signals(-code).name)
 
 
-def _wait_portable(pid: int, signals: Signals) -> ChildResult:
+def _wait_portable(pid: int, signals: Signals, escalation: _Escalation) -> ChildResult:
     """Without sigtimedwait: Python handlers forward every SIGINT/SIGTERM/SIGHUP."""
 
     def forward(signo: int, frame: FrameType | None) -> None:
         del frame
         _forward(pid, signo, signals)
+        escalation.stop_requested()
 
     previous = {signo: signal.signal(signo, forward) for signo in FORWARDED}
     try:
@@ -152,6 +195,7 @@ def _wait_portable(pid: int, signals: Signals) -> ChildResult:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done == pid:
                 return _result(pid, os.waitstatus_to_exitcode(status))
+            escalation.check()
             time.sleep(0.01)
     finally:
         for signo, handler in previous.items():

@@ -13,7 +13,9 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
     gpu_vendor, gpus  [{index, name, vendor, arch, memory_bytes}]
     started_at, ended_at   UTC, ISO 8601;  duration_s (monotonic)
     child_pid, exit_code, signal   signal = name of the signal that killed the command
-    signals           {received: [...], forwarded: [...]} by gpuscope during the run
+    signals           {received: [...], forwarded: [...], killed_after_s} by gpuscope during the
+                      run; killed_after_s: the command outlived the --kill-after grace and was
+                      sent SIGKILL that long after the first stop signal (else null)
     files             [{path, bytes}] relative to run_dir
     warnings, error
 
@@ -55,7 +57,9 @@ class Manifest:
     child_pid: int | None = None
     exit_code: int | None = None
     signal: str | None = None
-    signals: dict[str, list[str]] = field(default_factory=lambda: {"received": [], "forwarded": []})
+    signals: dict[str, Any] = field(
+        default_factory=lambda: {"received": [], "forwarded": [], "killed_after_s": None}
+    )
     files: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None

@@ -23,7 +23,13 @@ from pathlib import Path
 
 from gpuscope import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
-from gpuscope.tools.child import ChildResult, Signals, deferred_signals, run_child
+from gpuscope.tools.child import (
+    KILL_AFTER_S,
+    ChildResult,
+    Signals,
+    deferred_signals,
+    run_child,
+)
 from gpuscope.tools.config import ToolConfig
 from gpuscope.tools.host import HostInfo, detect_host
 from gpuscope.tools.manifest import Manifest, utc_iso
@@ -49,6 +55,7 @@ class RunRequest:
     gpu_vendor: str | None = None
     env_vars: Mapping[str, str] = field(default_factory=dict)  # context env_vars
     model: str | None = None
+    kill_after_s: float = KILL_AFTER_S  # SIGKILL a command still running this long after SIGTERM
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,7 @@ def run(
     manifest = _start_manifest(request, ctx, host, started)
     if progress is not None:
         progress(f"run {run_id} -> {run_dir}")
-    exit_code = _run_recorded(planned, ctx, manifest)
+    exit_code = _run_recorded(planned, ctx, manifest, request.kill_after_s)
     return RunResult(run_id=run_id, run_dir=run_dir, exit_code=exit_code, manifest=manifest)
 
 
@@ -170,13 +177,15 @@ def _platform() -> str:
     return f"{u.sysname}-{u.release}-{u.machine}"
 
 
-def _run_recorded(planned: Sequence[Planned], ctx: RunContext, manifest: Manifest) -> int:
+def _run_recorded(
+    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, kill_after_s: float
+) -> int:
     """Run the stack; whatever happens, rewrite the manifest with what is known."""
     signals = Signals()
     started = time.monotonic()
     try:
         with deferred_signals(signals):
-            child = _run_stack(planned, ctx, manifest, signals)
+            child = _run_stack(planned, ctx, manifest, signals, kill_after_s)
     except BaseException as error:
         _record_failure(manifest, error)
         raise
@@ -193,7 +202,11 @@ def _record_failure(manifest: Manifest, error: BaseException) -> None:
 
 
 def _run_stack(
-    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, signals: Signals
+    planned: Sequence[Planned],
+    ctx: RunContext,
+    manifest: Manifest,
+    signals: Signals,
+    kill_after_s: float,
 ) -> ChildResult | None:
     with ExitStack() as stack:
         stack.callback(ctx.notes.run_deferred)  # registered first: runs after every teardown
@@ -204,7 +217,7 @@ def _run_stack(
         if signals.pending_stop():
             return None
         argv = (_resolve(composition.argv[0], env), *composition.argv[1:])
-        return _run_marked(argv, env, layers, signals, manifest)
+        return _run_marked(argv, env, layers, signals, manifest, kill_after_s)
 
 
 def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
@@ -225,6 +238,7 @@ def _run_marked(
     layers: Sequence[Layer],
     signals: Signals,
     manifest: Manifest,
+    kill_after_s: float,
 ) -> ChildResult:
     tee: dict[str, list[Path]] = {}
     for layer in layers:
@@ -232,7 +246,8 @@ def _run_marked(
             tee.setdefault(stream, []).append(path)
     _mark(layers, "workload_start")
     try:
-        return run_child(argv, env, signals, lambda pid: _started(manifest, pid), tee)
+        started = lambda pid: _started(manifest, pid)  # noqa: E731
+        return run_child(argv, env, signals, started, tee, kill_after_s)
     finally:
         _mark(layers, "workload_end")
 
@@ -297,7 +312,17 @@ def _signal_number(name: str) -> int:
 def _finish(manifest: Manifest, ctx: RunContext, signals: Signals, elapsed: float) -> None:
     manifest.ended_at = utc_iso(datetime.now(timezone.utc))
     manifest.duration_s = round(elapsed, 6)
-    manifest.signals = {"received": signals.received, "forwarded": signals.forwarded}
+    manifest.signals = {
+        "received": signals.received,
+        "forwarded": signals.forwarded,
+        "killed_after_s": signals.escalated_after_s,
+    }
+    if signals.escalated_after_s is not None:
+        ctx.notes.warn(
+            f"the command was still running {signals.escalated_after_s:g} s after "
+            f"{signals.received[0] if signals.received else 'the stop signal'}: killed with "
+            "SIGKILL (--kill-after); its outputs may be incomplete"
+        )
     manifest.warnings = list(ctx.notes.warnings)
     manifest.files = list_files(ctx.run_dir)
     manifest.write()
