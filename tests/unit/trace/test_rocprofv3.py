@@ -370,7 +370,7 @@ def test_agent_info_devices() -> None:
     assert {(d.name, d.arch, d.compute_units) for d in devices} == {
         ("AMD Instinct MI300A", "gfx942", 228)
     }
-    assert devices[0].properties["Gpu_Id".lower()] == 53730
+    assert devices[0].properties["gpu_id"] == 53730
     assert trace.meta.provides == {"devices"}
 
 
@@ -400,6 +400,22 @@ def test_kernel_stats_and_trace_of_the_omp_example_are_different_runs() -> None:
     assert int(trace.gpu.dur.max()) > int(trace.totals.max_ns.max())
     assert [d.id for d in trace.meta.devices] == [4, 5, 6, 7]
     assert trace.meta.provides == {"kernels", "timestamps", "launch_params", "devices", "totals"}
+
+
+def test_docs_stats_and_traces_are_different_runs() -> None:
+    """Checked before comparing: AMD's stats samples do not describe its trace samples."""
+    stats = trace_of(f"{DOCS7}/hip_api_stats.csv")
+    calls = {
+        stats.names[n]: int(t)
+        for n, t in zip(stats.totals.name, stats.totals.total_ns, strict=True)
+    }
+    hip = trace_of(f"{DOCS7}/hip_trace.csv")
+    traced = {hip.names[n]: int(d) for n, d in zip(hip.host.name, hip.host.dur, strict=True)}
+    assert calls["hipGetDeviceCount"] == 32505687 != traced["hipGetDeviceCount"] == 99183115
+    domain = trace_of(f"{DOCS7}/hip_domain_stats.csv").meta.extra["domain_stats"]["HIP_API"]
+    converted = trace_of(f"{DOCS7}/rocpd-to-csv.csv")
+    assert domain["calls"] == len(converted.host) == 13  # same count, different run:
+    assert domain["total_ns"] == 458514859 != int(converted.host.dur.sum()) == 173915064
 
 
 def test_not_claimed() -> None:

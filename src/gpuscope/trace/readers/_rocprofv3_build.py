@@ -268,10 +268,21 @@ def _name(path: str) -> str:
 
 
 def _span(parts: list[Part]) -> tuple[int, int] | None:
+    """The JSON's process [init, fini) span, widened to any record outside it (`fini_time` is
+    taken when main returns; buffered records of the exit path may come later)."""
     spans = [p.extra["span"] for p in parts if "span" in p.extra]
     if not spans:
         return None
-    return min(s[0] for s in spans), max(s[1] for s in spans)
+    first, last = min(s[0] for s in spans), max(s[1] for s in spans)
+    tables: list[Dispatches | Copies | Calls] = []
+    for part in parts:
+        tables += [*part.dispatches, *part.copies, *part.calls]
+    for table in tables:
+        known = (table.start >= 0) & (table.end >= table.start)
+        if known.any():
+            first = min(first, int(table.start[known].min()))
+            last = max(last, int(table.end[known].max()))
+    return first, last
 
 
 def _extra(
