@@ -22,7 +22,6 @@ from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import I64, KERNEL, MEMCPY, UNKNOWN_MEMORY, Device, Trace
 from gpuscope.trace.readers import _rpd_host, _sql
 from gpuscope.trace.readers import _rpd_vocab as vocab
-from gpuscope.trace.readers._rpd_host import Api
 from gpuscope.trace.readers._sql_scan import Scan
 
 _OP = ("id", "gpuId", "queueId", '"start"', '"end"', "description_id", "opType_id")
@@ -83,14 +82,28 @@ def read(db: sqlite3.Connection, path: str, progress: Progress | None) -> Trace:
     views = frozenset(name for name, kind in names.items() if kind == "view")
     tables = Tables(Scan(path, db, views, progress), names)
     parts = TraceParts()
-    ops = _read_ops(tables)
     api = _rpd_host.read_api(tables)
-    source = vocab.is_rocprofiler_source(api.name_set, _type_names(tables, ops))
-    _add_ops(tables, parts, ops, api, source)
     _rpd_host.add_api(tables, parts, api)
-    _counters(tables, parts, ops.id)
+    calls = _Calls(api.id, api.name, api.text, api.name_set)
+    del api  # the call table is held once, by the trace; only ids and names are needed on
+    ops = _read_ops(tables)
+    source = vocab.is_rocprofiler_source(calls.name_set, _type_names(tables, ops))
+    _add_ops(tables, parts, ops, calls, source)
+    op_ids = ops.id
+    del ops
+    _counters(tables, parts, op_ids)
     trace = parts.build(trace_meta(path, "rpd"))
-    return _with_meta(tables, trace, path, api, source)
+    return _with_meta(tables, trace, path, calls.name_set, source)
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """What the ops need of the API calls: ids, name ids and their text."""
+
+    id: I64
+    name: I64
+    text: dict[int, str]
+    name_set: set[str]
 
 
 def _read_ops(tables: Tables) -> Ops:
@@ -135,7 +148,7 @@ def _count_skipped(tables: Tables, op_types: I64, text: dict[int, str]) -> None:
         tables.counts[key] = tables.counts.get(key, 0) + int(count)
 
 
-def _add_ops(tables: Tables, parts: TraceParts, ops: Ops, api: Api, source: bool) -> None:
+def _add_ops(tables: Tables, parts: TraceParts, ops: Ops, api: _Calls, source: bool) -> None:
     kernel = ops.kind == KERNEL
     kapi = tables.ints("rocpd_kernelapi", _kernel_api_exprs(), "rocpd_kernelapi")
     kapi_at = np.where(kernel, _sql.lookup(kapi[0], ops.corr), -1)
@@ -195,7 +208,7 @@ def _directions(tables: Tables, ops: Ops, memcpy_kind: I64) -> Any:
     return np.where(ops.kind == MEMCPY, found, -1).astype(np.int8)
 
 
-def _launch_api_names(api: Api, corr: I64) -> I64:
+def _launch_api_names(api: _Calls, corr: I64) -> I64:
     return _take(api.name, _sql.lookup(api.id, corr))
 
 
@@ -251,8 +264,8 @@ def _counters(tables: Tables, parts: TraceParts, gpu_ops: I64) -> None:
     tables.counts["counter"] = len(ops)
 
 
-def _with_meta(tables: Tables, trace: Trace, path: str, api: Api, source: bool) -> Trace:
-    nvidia = any(name.startswith("cu") for name in api.name_set)
+def _with_meta(tables: Tables, trace: Trace, path: str, apis: set[str], source: bool) -> Trace:
+    nvidia = any(name.startswith("cu") for name in apis)
     gpus = sorted(int(d) for d in _sql.factorize(trace.gpu.device.astype(np.int64))[0])
     meta = trace_meta(
         path,

@@ -30,7 +30,7 @@ from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import I64
 from gpuscope.trace.readers import _sql
 
-CHUNK = 1 << 16  # rowids per range
+CHUNK = 1 << 14  # rowids per range: a few MB of text each
 WORKERS = max(1, min(8, os.cpu_count() or 1))
 _BLOCK_BITS = 20  # a sparse table's rowids are grouped in blocks of 2**20 before cutting
 
@@ -82,7 +82,7 @@ class Scan:
         return np.stack(columns, axis=1) if columns else np.zeros((0, len(exprs)), np.int64)
 
     def _map(self, sql: str, ranges: list[tuple[int, int]]) -> Iterator[tuple[int, str | None]]:
-        """Each range's (count, text), in order; at most 2 × WORKERS texts in flight."""
+        """Each range's (count, text), in order; at most WORKERS + 2 texts in flight."""
         if WORKERS == 1 or len(ranges) < 2:
             yield from (self.db.execute(sql, r).fetchone() for r in ranges)
             return
@@ -91,7 +91,7 @@ class Scan:
                 pending: deque[Future[Any]] = deque()
                 for r in ranges:
                     pending.append(pool.submit(self._query, sql, r))
-                    if len(pending) >= 2 * WORKERS:
+                    if len(pending) >= WORKERS + 2:
                         yield pending.popleft().result()
                 while pending:
                     yield pending.popleft().result()
