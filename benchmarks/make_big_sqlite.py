@@ -520,15 +520,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=1, help="rocpd runs merged in one file")
     parser.add_argument("--format", choices=("rocpd", "rpd", "both"), default="both")
     parser.add_argument("--out", type=Path, default=REPO / "bench-data")
+    parser.add_argument("--rocpd-reference", type=Path, default=ROCPD_REFERENCE)
+    parser.add_argument("--rpd-reference", type=Path, default=RPD_REFERENCE)
     args = parser.parse_args(argv[1:])
     args.out.mkdir(parents=True, exist_ok=True)
     jobs = []
     if args.format in ("rocpd", "both"):
         target = args.out / f"big_{args.rows}x{args.runs}_results.db"
-        jobs.append((target, lambda t: make_rocpd(t, args.rows, args.runs)))
+        jobs.append((target, lambda t: make_rocpd(t, args.rows, args.runs, args.rocpd_reference)))
     if args.format in ("rpd", "both"):
         target = args.out / f"big_{args.rows}.rpd"
-        jobs.append((target, lambda t: make_rpd(t, args.rows)))
+        jobs.append((target, lambda t: make_rpd(t, args.rows, args.rpd_reference)))
     for target, make in jobs:
         began = time.perf_counter()
         make(target)
