@@ -961,12 +961,18 @@ def test_json_with_two_processes_and_old_fields(tmp_path: Path) -> None:
     assert trace.gpu.stream[kernels].tolist()[4:] == [7001, 7001, 7002, 7001]
 
 
-def test_json_numbers_written_as_strings(tmp_path: Path) -> None:
+def test_json_lenient_about_cereal_variants(tmp_path: Path) -> None:
+    """Numbers as strings, maps as JSON objects, the command line as one string."""
     document = json_document()
-    kernel = document["rocprofiler-sdk-tool"][0]["buffer_records"]["kernel_dispatch"][0]
+    process = document["rocprofiler-sdk-tool"][0]
+    kernel = process["buffer_records"]["kernel_dispatch"][0]
     kernel["start_timestamp"] = str(kernel["start_timestamp"])
+    process["strings"]["marker_api"] = {"300": "before launch", "301": "step 1"}
+    process["metadata"]["command"] = "python3 train.py"
     trace = read_trace(str(write_json(tmp_path / "6_results.json", document)))
     assert int(trace.gpu.start[0]) == T0 + 1_000
+    assert [trace.names[i] for i in trace.ops.name] == ["before launch", "step 1"]
+    assert trace.meta.extra["command"] == "python3 train.py"
 
 
 def test_empty_json_is_an_empty_trace(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from gpuscope.trace.model import (
     Trace,
 )
 from gpuscope.trace.readers import _rocprofv3_agents as agents_
-from gpuscope.trace.readers._rocprofv3_join import concat_dispatches, match
+from gpuscope.trace.readers._rocprofv3_join import concat_dispatches, first_rows, match
 from gpuscope.trace.readers._rocprofv3_provides import event_counts, provides, schema
 from gpuscope.trace.readers._rocprofv3_tables import Agent, Calls, Copies, Dispatches, Part
 
@@ -161,8 +161,7 @@ def _add_counters(
         own = counters.kernels
         own_names = out.intern(clean_names(own.names))
         own_key = _join_key(own)
-        by_dispatch = match(own_key, np.zeros(len(own), np.int64), counters.dispatch,
-                            np.zeros(len(counters.dispatch), np.int64))  # fmt: skip
+        by_dispatch = first_rows(own_key, counters.dispatch)
         names = np.where(by_dispatch >= 0, own_names[np.maximum(by_dispatch, 0)], -1)
         rows = match(kernel_key, kernel_names, counters.dispatch, names)
         unmatched += int((rows < 0).sum())

@@ -42,6 +42,11 @@ def match(keys: I64, names: np.ndarray, want_keys: I64, want_names: np.ndarray) 
     return found
 
 
+def first_rows(keys: I64, want_keys: I64) -> I64:
+    """For each wanted key, the first row with that key; -1 when none."""
+    return match(keys, np.zeros(len(keys), np.int64), want_keys, np.zeros(len(want_keys), np.int64))
+
+
 def _pair_ids(
     keys: I64, names: np.ndarray, want_keys: I64, want_names: np.ndarray
 ) -> tuple[I64, I64]:

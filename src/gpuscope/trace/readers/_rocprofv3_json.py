@@ -75,8 +75,8 @@ class _Names:
     def __init__(self, process: js.Process) -> None:
         self.kinds = [entry.kind for entry in process.strings.buffer_records]
         self.operations = [entry.operations for entry in process.strings.buffer_records]
-        self.markers = {entry.key: entry.value for entry in process.strings.marker_api}
-        self.renamed = {entry.key: entry.value for entry in process.strings.correlation_id.external}
+        self.markers = js.keyed(process.strings.marker_api)
+        self.renamed = js.keyed(process.strings.correlation_id.external)
         self.symbols = {s.kernel_id: s for s in process.kernel_symbols if s.kernel_id > 0}
 
     def kind(self, kind: int) -> str:
@@ -260,7 +260,8 @@ def _as_dispatch(record: js.CounterRecord) -> js.KernelDispatch:
 def _metadata(metadata: js.Metadata) -> dict[str, Any]:
     found: dict[str, Any] = {"pid": metadata.pid}
     if metadata.command:
-        found["command"] = " ".join(metadata.command)
+        command = metadata.command
+        found["command"] = command if isinstance(command, str) else " ".join(command)
     if 0 < metadata.init_time <= metadata.fini_time:
         found["span"] = (metadata.init_time, metadata.fini_time)
     return found

@@ -144,13 +144,17 @@ class KeyValue(msgspec.Struct):
     value: str = ""
 
 
+# cereal writes a std::map as [{"key": k, "value": v}, ...]; a JSON object is accepted too
+KeyedNames = list[KeyValue] | dict[str, str]
+
+
 class ExternalNames(msgspec.Struct):
-    external: list[KeyValue] = msgspec.field(default_factory=list)
+    external: KeyedNames = msgspec.field(default_factory=list)
 
 
 class Strings(msgspec.Struct):
     buffer_records: list[KindNames] = msgspec.field(default_factory=list)
-    marker_api: list[KeyValue] = msgspec.field(default_factory=list)
+    marker_api: KeyedNames = msgspec.field(default_factory=list)
     correlation_id: ExternalNames = msgspec.field(default_factory=ExternalNames)
 
 
@@ -158,7 +162,14 @@ class Metadata(msgspec.Struct):
     pid: int = -1
     init_time: int = -1
     fini_time: int = -1
-    command: list[str] = msgspec.field(default_factory=list)
+    command: list[str] | str = msgspec.field(default_factory=list)
+
+
+def keyed(names: KeyedNames) -> dict[int, str]:
+    """`{key: value}` of a cereal map, keys as integers (unparsable keys are dropped)."""
+    if isinstance(names, dict):
+        return {int(k): v for k, v in names.items() if k.lstrip("-").isdigit()}
+    return {entry.key: entry.value for entry in names}
 
 
 class BufferRecords(msgspec.Struct):
