@@ -33,23 +33,22 @@ def regions(reader: RunReader) -> None:
     columns = reader.scan.ints(table, exprs, "regions", "R", join)
     start, end, tid, name, cat, ids, corr, ext = columns
     domain = _domains(reader, cat, name)
-    host = domain != MARK
-    tids = reader.tids(tid)
+    calls, tids = domain != MARK, reader.tids(tid)
     reader.parts.add(
         "host",
-        int(host.sum()),
-        name=_sql.intern_ids(reader.parts, name[host], reader.text(name[host])),
-        start=start[host],
-        dur=(end - start)[host],
-        tid=tids[host],
-        correlation=reader.correlation(corr[host]),
-        external_id=external(ext[host]),
-        domain=domain[host].astype(np.int8),
+        int(calls.sum()),
+        name=_sql.intern_ids(reader.parts, name[calls], reader.text(name[calls])),
+        start=start[calls],
+        dur=(end - start)[calls],
+        tid=tids[calls],
+        correlation=reader.correlation(corr[calls]),
+        external_id=external(ext[calls]),
+        domain=domain[calls].astype(np.int8),
     )
-    marks = ~host
-    names = _marker_names(reader, ids[marks], name[marks])
-    _add_ranges(reader, start[marks], (end - start)[marks], tids[marks], names)
-    reader.counts["region"] = reader.counts.get("region", 0) + int(host.sum())
+    reader.counts["region"] = reader.counts.get("region", 0) + int(calls.sum())
+    ranges = ~calls
+    names = _marker_names(reader, ids[ranges], name[ranges])
+    _add_ranges(reader, start[ranges], (end - start)[ranges], tids[ranges], names)
 
 
 def _domains(reader: RunReader, categories: I64, names: I64) -> I64:
@@ -112,11 +111,11 @@ def marks(reader: RunReader) -> None:
     if table is None or event is None or track is None:
         return
     sql = (
-        f'SELECT S."timestamp", ifnull(T.tid, -1), E.extdata, E.category_id FROM {table} S '
-        f"JOIN {event} E ON E.id = S.event_id LEFT JOIN {track} T ON T.id = S.track_id"
+        f'SELECT S."timestamp", ifnull(T.tid, -1), E.extdata FROM {table} S '
+        f"JOIN {event} E ON E.id = S.event_id LEFT JOIN {track} T ON T.id = S.track_id "
+        f"WHERE E.category_id IN ({_marker_category_ids(reader)})"
     )
-    wanted = {int(i) for i in _marker_category_ids(reader).split(",")}
-    rows = [r for r in reader.db.execute(sql) if r[3] in wanted and type(r[0]) is int]
+    rows = [r for r in reader.db.execute(sql) if type(r[0]) is int]
     skipped = _sql.count(reader.db, reader.run.table("rocpd_sample") or "") - len(rows)
     if skipped:
         reader.counts["sample_without_name"] = skipped

@@ -27,7 +27,6 @@ from gpuscope.trace.readers._sql_scan import Scan
 
 MARK = -1  # "domain" of a region that is a user range, not an API call
 MARKER_CATEGORIES = ("MARKER_CORE_API", "MARKER_CORE_RANGE_API")
-_LIBRARY_CATEGORIES = ("RCCL_API", "ROCDECODE_API", "ROCJPEG_API", "MARKER_", "OMPT")
 _KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\.kd)$")
 RUN_BITS = 40  # correlation / stream ids of merged run i are offset by i << RUN_BITS
 
@@ -56,7 +55,7 @@ class RunReader:
 
     def text(self, ids: Any) -> dict[int, str]:
         """Strings of rocpd_string for these ids (cached across the run's tables)."""
-        missing = {int(i) for i in np.unique(ids)} - self._strings.keys()
+        missing = {int(i) for i in _sql.factorize(np.asarray(ids))[0]} - self._strings.keys()
         table = self.run.table("rocpd_string")
         if missing and table is not None:
             self._strings.update(_sql.strings(self.db, table, missing))
@@ -106,7 +105,7 @@ def domain_of(category: str, name: str) -> int:
         return RUNTIME
     if category.startswith("HSA_"):
         return HSA
-    if category.startswith(_LIBRARY_CATEGORIES) or category:
+    if category:  # RCCL_API, ROCDECODE_API, ROCJPEG_API, MARKER_CONTROL_API, MARKER_NAME_API, ...
         return LIBRARY
     if name.startswith(("hip", "__hip")):
         return RUNTIME
