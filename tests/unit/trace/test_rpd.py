@@ -231,6 +231,92 @@ def test_json_flows_link_the_same_calls() -> None:
     assert launches(js) == launches(db)
 
 
+def newer_export(path: Path) -> Path:
+    """What the current rpd2tracing.py writes (`--format object`, `start / 1000.0`): the ops and
+    calls of matmul_result.rpd as decimal µs strings inside {"traceEvents": [...]}."""
+    ops = query(
+        reference_file(RPD),
+        'SELECT A.id, A.api_id, O.gpuId, O.queueId, O."start", O."end", '
+        "CASE WHEN O.description = '' THEN O.opType ELSE O.description END, O.opType "
+        "FROM op O LEFT JOIN rocpd_api_ops A ON A.op_id = O.id",
+    )
+    calls = query(reference_file(RPD), 'SELECT id, pid, tid, "start", "end", apiName FROM api')
+    events: list[dict[str, Any]] = [{}]
+    events.append({"name": "process_name", "ph": "M", "pid": "2", "args": {"name": "GPU2"}})
+    for link, _, gpu, queue, start, end, name, op_type in ops:
+        ts, dur = str(start / 1000.0), str((end - start) / 1000.0)
+        events.append(
+            {
+                "pid": str(gpu),
+                "tid": str(queue),
+                "name": name,
+                "ts": ts,
+                "dur": dur,
+                "ph": "X",
+                "args": {"desc": op_type},
+            }
+        )
+        events.append(
+            {
+                "pid": str(gpu),
+                "tid": str(queue),
+                "cat": "api_op",
+                "name": "api_op",
+                "ts": ts,
+                "id": str(link),
+                "ph": "f",
+                "bp": "e",
+            }
+        )
+    ends = {}
+    for api_id, pid, tid, start, end, name in calls:
+        events.append(
+            {
+                "pid": str(pid),
+                "tid": str(tid),
+                "name": name,
+                "ts": str(start / 1000.0),
+                "dur": str((end - start) / 1000.0),
+                "ph": "X",
+                "args": {"desc": ""},
+            }
+        )
+        ends[api_id] = (pid, tid, end)
+    for link, api, _, _, start, *_ in ops:  # the flow starts at min(call end - 2 µs, op start)
+        pid, tid, end = ends[api]
+        when = min(end / 1000.0 - 2, start / 1000.0)
+        events.append(
+            {
+                "pid": str(pid),
+                "tid": str(tid),
+                "cat": "api_op",
+                "name": "api_op",
+                "ts": str(when),
+                "id": str(link),
+                "ph": "s",
+            }
+        )
+    target = path / "new.json"
+    target.write_text(json.dumps({"traceEvents": events}).replace("[{}, ", "[ {}\n,", 1))
+    return target
+
+
+def test_newer_export_with_decimal_microseconds_is_exact(tmp_path: Path) -> None:
+    js, db = read_trace(str(newer_export(tmp_path))), trace_of(RPD)
+    assert js.meta.schema == "rpd2tracing"
+    assert (js.gpu.start == db.gpu.start).all() and (js.gpu.dur == db.gpu.dur).all()
+    assert names(js, js.gpu) == names(db, db.gpu)
+    assert (js.gpu.correlation >= 0).all()
+    by_corr = {int(c): i for i, c in enumerate(js.host.correlation) if c >= 0}
+    launched = [js.names[js.host.name[by_corr[int(c)]]] for c in js.gpu.correlation]
+    assert Counter(launched) == {
+        "hipMemcpyWithStream": 55,
+        "hipLaunchKernel": 28,
+        "hipExtModuleLaunchKernel": 1,
+        "hipMemsetAsync": 1,
+    }
+
+
 def test_json_is_claimed_by_rpd_and_not_kineto() -> None:
     reader = sniff(str(reference_file(JSON)))
     assert reader is not None and reader.name == "rpd"
