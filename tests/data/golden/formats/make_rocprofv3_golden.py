@@ -1,12 +1,14 @@
-"""Write the golden numbers of every rocprofv3 CSV reference file: an independent second opinion.
+"""Write the golden numbers of every rocprofv3 CSV / JSON reference file: an independent opinion.
 
 This script deliberately imports nothing from gpuscope: it reads each CSV with the standard
-library's csv module, recognises the file by its header, and counts in integer ns (rocprofv3
-writes integer ns on CLOCK_BOOTTIME). `tests/unit/trace/test_rocprofv3.py` checks the reader
-and `gpuscope.analyze` against the files written here.
+library's csv module (each JSON with json and gzip), recognises the file by its header (first
+key), and counts in integer ns (rocprofv3 writes integer ns on CLOCK_BOOTTIME).
+`tests/unit/trace/test_rocprofv3.py` checks the reader and `gpuscope.analyze` against the files
+written here.
 
 Rules shared with the reader only through the format's documentation (formats.md §3):
-* a device is the N of `Agent N` (or the bare integer of older files);
+* a device is the N of `Agent N` (or the bare integer of older files); in JSON the
+  `logical_node_id` of the agent whose `id.handle` the record names;
 * a kernel dispatch runs on its `Agent_Id`; a copy host->device or device->device on its
   destination agent, device->host on its source agent;
 * a counter-collection file has one dispatch per distinct `Dispatch_Id`;
@@ -24,6 +26,7 @@ folder. Each file is `rocprofv3__<dir>__<file name, dots as _>.json`, schema `gp
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
 import re
@@ -47,10 +50,22 @@ KINDS = (
     ("stats", {"name", "calls", "totaldurationns", "minns"}),
 )
 AGENT = re.compile(r"^\s*(?:agent\s*)?(\d+)\s*$", re.IGNORECASE)
+API_TABLES = ("hip_api", "hsa_api", "marker_api", "rccl_api", "rocdecode_api", "rocjpeg_api")
+JSON_START = re.compile(r'^\{\s*"rocprofiler-sdk-tool"\s*:\s*\[')
+
+
+def json_text(path: Path, size: int = -1) -> str:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as handle:
+            raw = handle.read(size)
+    return raw[:size].decode("utf-8", "replace") if size >= 0 else raw.decode("utf-8")
 
 
 def kind_of(path: Path) -> str | None:
-    """The kind of a rocprofv3 CSV from its header line, None for anything else."""
+    """The kind of a rocprofv3 file (CSV header line, JSON first key), None for anything else."""
+    if path.name.endswith((".json", ".json.gz")):
+        return "json" if JSON_START.match(json_text(path, 4096).lstrip()) else None
     if path.suffix != ".csv":
         return None
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
@@ -109,6 +124,10 @@ def empty_golden(relative: str, path: Path, kind: str) -> dict[str, Any]:
             "file": relative,
             "sha256": hashlib.sha256(data).hexdigest(),
             "bytes": len(data),
+            # a gzipped file may be recompressed: the digest of what it holds identifies it too
+            "content_sha256": hashlib.sha256(
+                gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+            ).hexdigest(),
         },
         "kernels": {"count": 0, "time_ns": 0},
         "memcpy": {"count": 0, "time_ns": 0, "bytes": 0, "without_bytes": 0, "by_kind": {}},
@@ -201,11 +220,56 @@ def api_of(golden: dict[str, Any], rows: list[dict[str, str]]) -> None:
     golden["domains"] = dict(domains)
 
 
+def json_of(golden: dict[str, Any], path: Path) -> list[tuple]:
+    """Kernels, copies (with bytes), API calls and ROCTX ranges of every process of a JSON."""
+    kernels: list[dict[str, str]] = []
+    copies: list[dict[str, str]] = []
+    calls: list[dict[str, str]] = []
+    for process in json.loads(json_text(path))["rocprofiler-sdk-tool"]:
+        nodes = {a["id"]["handle"]: a["logical_node_id"] for a in process.get("agents", [])}
+        kinds = process.get("strings", {}).get("buffer_records", [])
+        records = process.get("buffer_records", {})
+        for record in records.get("kernel_dispatch", []):
+            row = times(record)
+            row["agent_id"] = str(nodes.get(record["dispatch_info"]["agent_id"]["handle"]))
+            row["kernel_name"] = ""
+            kernels.append(row)
+        for record in records.get("memory_copy", []):
+            row = times(record)
+            row["direction"] = kinds[record["kind"]]["operations"][record["operation"]]
+            row["source_agent_id"] = str(nodes.get(record["src_agent_id"]["handle"]))
+            row["destination_agent_id"] = str(nodes.get(record["dst_agent_id"]["handle"]))
+            row["bytes"] = str(record["bytes"])
+            copies.append(row)
+        for table in API_TABLES:
+            for record in records.get(table, []):
+                row = times(record)
+                row["domain"] = kinds[record["kind"]]["kind"]
+                calls.append(row)
+    events = kernels_of(golden, kernels)
+    del golden["per_name"]  # names need the kernel symbol table: the reader's test checks them
+    events += copies_of(golden, copies)
+    golden["memcpy"]["bytes"] = sum(int(c["bytes"]) for c in copies)
+    golden["memcpy"]["without_bytes"] = 0
+    api_of(golden, calls)
+    return events
+
+
+def times(record: dict[str, Any]) -> dict[str, str]:
+    return {
+        "start_timestamp": str(record["start_timestamp"]),
+        "end_timestamp": str(record["end_timestamp"]),
+    }
+
+
 def golden(path: Path, formats: Path) -> dict[str, Any]:
     kind = kind_of(path)
     if kind is None:
-        raise ValueError(f"{path}: not a rocprofv3 CSV")
+        raise ValueError(f"{path}: not a rocprofv3 output")
     result = empty_golden(path.relative_to(formats).as_posix(), path, kind)
+    if kind == "json":
+        devices_of(result, json_of(result, path))
+        return result
     rows = rows_of(path)
     events: list[tuple] = []
     if kind == "kernel_trace":
@@ -242,7 +306,7 @@ def main(argv: list[str]) -> int:
         print(f"no {ROOT} reference folder under {formats}", file=sys.stderr)
         return 1
     written = 0
-    for path in sorted(p for p in root.rglob("*.csv") if kind_of(p) is not None):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and kind_of(p) is not None):
         result = golden(path, formats)
         target = out / golden_name(result["source"]["file"])
         target.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
