@@ -486,6 +486,8 @@ def test_stats_without_totals_and_renamed_stats(tmp_path: Path) -> None:
     [trace] = read_traces(str(tmp_path))
     assert trace.meta.extra["not_read"] == ["3_marker_api_stats.csv"]
     assert set(trace.totals.kind.tolist()) == {KERNEL} and len(trace.totals) == 4
+    with pytest.raises(ReaderError, match="does not read"):
+        read_trace(str(tmp_path / "3_marker_api_stats.csv"))
     renamed = tmp_path / "api.csv"  # no rocprofv3 name: the row names tell
     renamed.write_bytes(stats)
     assert set(read_trace(str(renamed)).totals.kind.tolist()) == {API}

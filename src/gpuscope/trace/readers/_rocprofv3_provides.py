@@ -84,7 +84,7 @@ def event_counts(parts: list[Part]) -> dict[str, int]:
         counts["memory_copy"] += sum(len(c) for c in part.copies)
         counts["counter_collection"] += sum(len(c.names) for c in part.counters)
         counts["agent_info"] += len(part.agents)
-        counts["stats"] += sum(len(s.names) for s in part.stats)
+        counts["stats"] += sum(len(s) for s in part.stats)
     counts.update(_families(parts))
     return {key: value for key, value in counts.items() if value}
 

@@ -102,6 +102,9 @@ class Stats:
     min: I64
     max: I64
 
+    def __len__(self) -> int:
+        return len(self.names)
+
 
 @dataclass(frozen=True)
 class Agent:
@@ -138,9 +141,10 @@ class Part:
 
     @property
     def rows(self) -> int:
+        """Records read: 0 for a file holding its header only."""
         tables: list[Any] = [*self.dispatches, *self.calls, *self.copies, *self.stats]
-        counted = sum(len(t.names if isinstance(t, Stats) else t) for t in tables)
-        return counted + sum(len(c.names) for c in self.counters) + len(self.agents)
+        counted = sum(len(t) for t in tables) + sum(len(c.names) for c in self.counters)
+        return counted + len(self.agents)
 
 
 def ints(size: int) -> I64:

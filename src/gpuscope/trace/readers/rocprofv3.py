@@ -137,5 +137,8 @@ def _nothing(parts: list[Part], failures: list[str]) -> str:
     if failures and not parts:
         return "; ".join(failures)
     names = ", ".join(Path(p.path).name for p in parts)
+    if all("unread" in p.extra for p in parts):
+        return (f"{names}: statistics of marker ranges, allocations or counter collection only, "
+                "which gpuscope does not read; expected kernel, API or copy traces")  # fmt: skip
     return (f"no rows in {names}: the header is there but no records (the profiler stopped "
             "before writing any, or nothing was traced)")  # fmt: skip
