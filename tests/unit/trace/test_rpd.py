@@ -566,6 +566,18 @@ def test_sqlite_without_rocpd_tables_read_directly(tmp_path: Path) -> None:
         READER.read(str(path))
 
 
+@pytest.mark.parametrize("value", ["'oops'", "1.5", "x'00'"])
+def test_a_non_integer_time_is_an_error_not_a_zero(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "m.rpd"
+    shutil.copy(reference_file(RPD), path)
+    path.chmod(0o644)
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE rocpd_op SET start = {value} WHERE id = 3")
+    with pytest.raises(ReaderError) as error:
+        read_trace(str(path))
+    assert_one_line(error, path, "unexpected value", "in rocpd_op; expected integers")
+
+
 def test_locked_database(tmp_path: Path) -> None:
     path = tmp_path / "m.rpd"
     shutil.copy(reference_file(RPD), path)

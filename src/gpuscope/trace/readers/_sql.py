@@ -116,12 +116,15 @@ def _grown(column: I64, used: int, more: int) -> I64:
 
 
 def _matrix(rows: list[Any], width: int, what: str) -> Any:
-    try:
-        flat = np.fromiter(chain.from_iterable(rows), np.int64, count=len(rows) * width)
-    except (TypeError, ValueError, OverflowError):
-        bad = next((v for row in rows for v in row if type(v) is not int), None)
-        raise ReaderError(f"unexpected value {bad!r} in {what}; expected integers") from None
+    """rows × width int64; a NULL, text or real value is an error (never truncated to 0)."""
+    bad = next((v for row in rows for v in row if type(v) is not int), _NONE)
+    if bad is not _NONE:
+        raise ReaderError(f"unexpected value {bad!r} in {what}; expected integers")
+    flat = np.fromiter(chain.from_iterable(rows), np.int64, count=len(rows) * width)
     return flat.reshape(len(rows), width)
+
+
+_NONE = object()
 
 
 def float_columns(db: sqlite3.Connection, sql: str, width: int) -> list[F64]:

@@ -59,7 +59,7 @@ class Scan:
             total = _sql.count(self.db, table)
             return _sql.int_columns(self.db, sql, len(exprs), what, total, self.progress)
         ranges, total = _ranges(self.db, table)
-        text = ",".join(["%d"] * len(exprs))
+        text = ",".join(["%s"] * len(exprs))  # NULL, text or real break the parse: row by row
         sql = (
             f"SELECT count(*), group_concat(printf('{text}', {', '.join(exprs)})) FROM {source} "
             f"WHERE {alias}.rowid >= ? AND {alias}.rowid < ?"
@@ -67,7 +67,7 @@ class Scan:
         out = _sql.Columns(len(exprs), total)
         for (count, values), (lo, hi) in zip(self._map(sql, ranges), ranges, strict=True):
             chunk = _parse(values, count, len(exprs))
-            if chunk is None:  # not plain integers: read this range row by row
+            if chunk is None:  # not plain integers: re-read row by row, which says what it found
                 chunk = self._rows(exprs, source, alias, lo, hi, what)
             out.add(chunk)
             if self.progress is not None:
