@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -90,8 +91,10 @@ class Database:
 
 
 def _int_block(rows: list[tuple[object, ...]], table: str) -> I64:
-    try:
-        return np.array(rows, np.int64)
+    width = len(rows[0])
+    try:  # one flat pass: faster than np.array over a list of tuples
+        flat = np.fromiter(chain.from_iterable(rows), np.int64, count=len(rows) * width)
+        return flat.reshape(len(rows), width)
     except (TypeError, ValueError, OverflowError):
         raise ReaderError(
             f"{table} holds a non-integer value where the nsys export schema has "

@@ -9,6 +9,7 @@ Summaries (`cuda_gpu_kern_sum`, `cuda_api_sum`, `cuda_gpu_mem_time_sum`) become 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -22,23 +23,41 @@ from gpuscope.trace.readers import _nsys_stats_events as events
 from gpuscope.trace.readers import _nsys_text as text_stats
 from gpuscope.trace.readers._nsys_reports import Table
 
-_SCAN_MARKS = ("(ns)", "(MB)")  # every report header has one; most data rows do not
+_HEADER_MARKS = (b"(ns)", b"(MB)")  # every report header has one of these cells
 
 
 def csv_tables(path: str) -> list[Table]:
     """Every report table in a CSV file (one per `--output` file, several on stdout)."""
     found = []
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        for number, line in enumerate(handle):
-            if not any(mark in line for mark in _SCAN_MARKS):
-                continue
-            cells = csv_row(line.rstrip("\r\n"))
-            report = rep.report_of(cells)
-            if report is not None:
-                found.append(Table(report, path, Header(number, tuple(cells))))
+    for number, line in _candidate_lines(path):
+        cells = csv_row(line)
+        report = rep.report_of(cells)
+        if report is not None:
+            found.append(Table(report, path, Header(number, tuple(cells))))
     if len(found) == 1 and found[0].report in rep.TRACES:
-        return found  # read below its header with the numpy fast path
+        return found  # read below its header in chunks
     return _with_rows(path, found)
+
+
+def _candidate_lines(path: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the lines that may be report headers: those with a "(ns)" or
+    "(MB)" cell, found by substring search over the bytes (a gpu_trace of a long run has
+    millions of data lines, which have neither)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    starts = set()
+    for mark in _HEADER_MARKS:
+        at = data.find(mark)
+        while at >= 0:
+            starts.add(data.rfind(b"\n", 0, at) + 1)
+            at = data.find(mark, data.find(b"\n", at) % (len(data) + 1) or len(data))
+    number, offset = 0, 0
+    for start in sorted(starts):
+        number += data.count(b"\n", offset, start)
+        offset = start
+        end = data.find(b"\n", start)
+        line = data[start : end if end >= 0 else len(data)]
+        yield number, line.decode("utf-8", "replace").rstrip("\r")
 
 
 def _with_rows(path: str, tables: list[Table]) -> list[Table]:
@@ -135,7 +154,7 @@ class StatsBuilder:
     def _events(self, columns: Any, key: str) -> None:
         self.counts[key] = columns.rows
         self.warnings.extend(columns.warnings)
-        self.truncated |= bool(columns.warnings)
+        self.truncated |= columns.truncated
 
     def build(self, path: str, files: tuple[str, ...], schema: str) -> Trace:
         if self._exec is not None:

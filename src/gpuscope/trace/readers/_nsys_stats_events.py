@@ -5,7 +5,6 @@ call that launched it). Sizes are in MB = 10^6 bytes with 3 decimals: bytes are 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from gpuscope.trace._builder import TraceParts
-from gpuscope.trace._csv import parse_float, parse_int, read_columns
+from gpuscope.trace._csv import parse_int
 from gpuscope.trace.model import I64, KERNEL, MEMCPY, MEMSET, RUNTIME, Device
+from gpuscope.trace.readers import _nsys_columns as chunked
 from gpuscope.trace.readers import _nsys_enums as enums
+from gpuscope.trace.readers._nsys_columns import Columns
 from gpuscope.trace.readers._nsys_reports import Table
 
 _DEVICE = re.compile(r"^(?P<name>.*?)\s*\((?P<id>\d+)\)$")
@@ -28,6 +29,7 @@ class Spec:
     ints: dict[str, tuple[str, ...]]
     floats: dict[str, tuple[str, ...]]
     texts: dict[str, tuple[str, ...]]
+    few: frozenset[str] = frozenset()  # integer columns with few distinct values
 
 
 GPU_TRACE = Spec(
@@ -46,6 +48,9 @@ GPU_TRACE = Spec(
         "mb": ("Bytes (MB)",),
     },
     texts={"name": ("Name",), "device": ("Device",), "src": ("SrcMemKd",), "dst": ("DstMemKd",)},
+    few=frozenset(
+        {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers", "stream"}
+    ),
 )
 KERN_EXEC = Spec(
     ints={
@@ -62,119 +67,101 @@ KERN_EXEC = Spec(
 )  # fmt: skip
 
 
-class RowColumns:
-    """The accessors of `_csv.Columns` over rows already in memory (tables printed to stdout)."""
-
-    def __init__(self, rows: list[list[str]], where: dict[str, dict[str, int | None]]) -> None:
-        self.rows = len(rows)
-        self.warnings: list[str] = []
-        self.data: dict[str, Any] = {}
-        for key, at in where["ints"].items():
-            self.data[key] = np.array([_cell(r, at, parse_int, -1) for r in rows], np.int64)
-        for key, at in where["floats"].items():
-            self.data[key] = np.array([_cell(r, at, parse_float, math.nan) for r in rows])
-        for key, at in where["texts"].items():
-            self.data[key] = [r[at] if at is not None else "" for r in rows]
-
-    def ints(self, key: str) -> Any:
-        return self.data[key]
-
-    def floats(self, key: str) -> Any:
-        return self.data[key]
-
-    def texts(self, key: str) -> Any:
-        return self.data[key]
-
-
-def _cell(row: list[str], at: int | None, parse: Any, missing: Any) -> Any:
-    return parse(row[at]) if at is not None else missing
-
-
-def read(table: Table, spec: Spec) -> Any:
-    """The columns of `spec` (numpy fast path for a whole file, else from the rows in memory)."""
+def read(table: Table, spec: Spec) -> Columns:
+    """The columns of `spec`, from the file below the header or from the rows in memory."""
     header = table.header
     ints = {key: header.index(*names) for key, names in spec.ints.items()}
     floats = {key: header.index(*names) for key, names in spec.floats.items()}
     texts = {key: header.index(*names) for key, names in spec.texts.items()}
-    if table.rows is None:
-        return read_columns(
-            table.path, header, ints=ints, floats=floats, texts=texts, what="nsys stats CSV"
-        )
-    return RowColumns(table.rows, {"ints": ints, "floats": floats, "texts": texts})
+    width = len(header.cells)
+    if table.rows is not None:
+        return chunked.read(table.rows, width, ints, floats, texts, spec.few)
+    return chunked.read_file(table.path, header.line + 1, width, ints, floats, texts, spec.few)
 
 
-def add_gpu_trace(parts: TraceParts, columns: Any, devices: dict[int, Device]) -> tuple[I64, I64]:
+def add_gpu_trace(parts: TraceParts, table: Columns, devices: dict[int, Device]) -> tuple[I64, I64]:
     """gpu rows and kernel launch params; returns (start, correlation) of the kernels."""
-    names: list[str] = columns.texts("name")
-    kinds = _kinds(names)
+    codes, names = table.coded("name")
+    kinds = np.array([_kind(n) for n in names], np.int8)[codes]
+    directions = np.array([_direction(n) for n in names], np.int8)[codes]
     first = parts.rows("gpu")
-    memory = enums.host_memory_of_labels(columns.texts("src"), columns.texts("dst"))
+    memory = _host_memory(table)
+    corr = table.ints("corr")
     parts.add(
         "gpu",
-        len(names),
+        table.rows,
         kind=kinds,
-        name=parts.intern(names),
-        start=columns.ints("start"),
-        dur=columns.ints("dur"),
-        device=device_ids(columns.texts("device"), devices),
-        stream=columns.ints("stream"),
-        correlation=np.where(columns.ints("corr") > 0, columns.ints("corr"), -1),
-        bytes=megabytes(columns.floats("mb")),
-        copy=_directions(names, kinds),
+        name=parts.intern(names)[codes],
+        start=table.ints("start"),
+        dur=table.ints("dur"),
+        device=device_ids(table, devices),
+        stream=table.ints("stream"),
+        correlation=np.where(corr > 0, corr, -1),
+        bytes=megabytes(table.floats("mb")),
+        copy=directions,
         host_memory=np.where(kinds == MEMCPY, memory, -1),
     )
     kernels = np.flatnonzero(kinds == KERNEL)
-    shared = megabytes(columns.floats("smem_static") + columns.floats("smem_dynamic"))
+    shared = megabytes(table.floats("smem_static") + table.floats("smem_dynamic"))
     parts.add(
         "launch_params",
         len(kernels),
         row=kernels + first,
-        **{f"grid_{a}": columns.ints(f"grid_{a}")[kernels] for a in "xyz"},
-        **{f"block_{a}": columns.ints(f"block_{a}")[kernels] for a in "xyz"},
-        registers=columns.ints("registers")[kernels],
+        **{f"grid_{a}": table.ints(f"grid_{a}")[kernels] for a in "xyz"},
+        **{f"block_{a}": table.ints(f"block_{a}")[kernels] for a in "xyz"},
+        registers=table.ints("registers")[kernels],
         shared_mem=shared[kernels],
     )
-    return columns.ints("start")[kernels], columns.ints("corr")[kernels]
+    return table.ints("start")[kernels], corr[kernels]
 
 
-def add_exec_trace(parts: TraceParts, columns: Any, kernels: tuple[I64, I64] | None) -> None:
+def _host_memory(table: Columns) -> Any:
+    src, src_values = table.coded("src")
+    dst, dst_values = table.coded("dst")
+    return enums.host_memory_of_labels(
+        np.array(src_values, object)[src] if src_values else [""] * table.rows,
+        np.array(dst_values, object)[dst] if dst_values else [""] * table.rows,
+    )
+
+
+def add_exec_trace(parts: TraceParts, table: Columns, kernels: tuple[I64, I64] | None) -> None:
     """Launch calls (and, without a gpu_trace, the kernels) of `cuda_kern_exec_trace`.
 
     The report has no correlation id: alone, each call and its kernel get the row number as
     one; beside a gpu_trace, a call takes the id of the gpu_trace kernel starting when its does.
     """
-    size = columns.rows
+    size = table.rows
     if kernels is None:
         correlation = np.arange(1, size + 1, dtype=np.int64)
-        _exec_kernels(parts, columns, correlation)
+        _exec_kernels(parts, table, correlation)
     else:
-        correlation = _match(kernels, columns.ints("k_start"))
+        correlation = _match(kernels, table.ints("k_start"))
     parts.add(
         "host",
         size,
-        name=parts.intern(columns.texts("api")),
-        start=columns.ints("api_start"),
-        dur=columns.ints("api_dur"),
-        tid=columns.ints("tid"),
+        name=parts.intern(table.texts("api")),
+        start=table.ints("api_start"),
+        dur=table.ints("api_dur"),
+        tid=table.ints("tid"),
         correlation=correlation,
         domain=np.full(size, RUNTIME, np.int8),
     )
 
 
-def _exec_kernels(parts: TraceParts, columns: Any, correlation: I64) -> None:
-    size = columns.rows
+def _exec_kernels(parts: TraceParts, table: Columns, correlation: I64) -> None:
+    size = table.rows
     first = parts.rows("gpu")
     parts.add(
         "gpu",
         size,
         kind=np.full(size, KERNEL, np.int8),
-        name=parts.intern(columns.texts("kernel")),
-        start=columns.ints("k_start"),
-        dur=columns.ints("k_dur"),
-        device=columns.ints("device"),
+        name=parts.intern(table.texts("kernel")),
+        start=table.ints("k_start"),
+        dur=table.ints("k_dur"),
+        device=table.ints("device"),
         correlation=correlation,
     )
-    grid, block = _triples(columns.texts("grid")), _triples(columns.texts("block"))
+    grid, block = _triples(table.texts("grid")), _triples(table.texts("block"))
     parts.add(
         "launch_params",
         size,
@@ -184,17 +171,17 @@ def _exec_kernels(parts: TraceParts, columns: Any, correlation: I64) -> None:
     )
 
 
-def device_ids(labels: list[str], devices: dict[int, Device]) -> Any:
+def device_ids(table: Columns, devices: dict[int, Device]) -> Any:
     """Device ids of 'NVIDIA A100-SXM4-40GB (0)' cells; the devices found are added."""
-    unique, inverse = np.unique(np.asarray(labels, object), return_inverse=True)
+    codes, labels = table.coded("device")
     ids = []
-    for label in unique:
-        found = _DEVICE.match(str(label))
+    for label in labels:
+        found = _DEVICE.match(label)
         number = int(found.group("id")) if found else -1
         if found and number not in devices:
             devices[number] = Device(number, found.group("name"))
         ids.append(number)
-    return np.array(ids, np.int32)[inverse.reshape(-1)]
+    return np.array(ids, np.int32)[codes] if ids else np.full(table.rows, -1, np.int32)
 
 
 def megabytes(values: Any) -> I64:
@@ -204,28 +191,16 @@ def megabytes(values: Any) -> I64:
     return result
 
 
-def _kinds(names: list[str]) -> Any:
-    unique, inverse = np.unique(np.asarray(names, object), return_inverse=True)
-    kinds = [_kind(str(name)) for name in unique]
-    return np.array(kinds, np.int8)[inverse.reshape(-1)]
-
-
 def _kind(name: str) -> int:
     if name.startswith("[CUDA memcpy"):
         return MEMCPY
     return MEMSET if name.startswith("[CUDA memset") else KERNEL
 
 
-def _directions(names: list[str], kinds: Any) -> Any:
-    result = np.full(len(names), -1, np.int8)
-    cache: dict[str, int] = {}
-    for row in np.flatnonzero(kinds == MEMCPY):
-        name = names[row]
-        if name not in cache:
-            label = name.removeprefix("[CUDA memcpy").strip(" []")
-            cache[name] = enums.copy_direction_of_label(label)
-        result[row] = cache[name]
-    return result
+def _direction(name: str) -> int:
+    if not name.startswith("[CUDA memcpy"):
+        return -1
+    return enums.copy_direction_of_label(name.removeprefix("[CUDA memcpy").strip(" []"))
 
 
 def _triples(texts: list[str]) -> Any:
