@@ -1,0 +1,108 @@
+"""Communication: how much of the collectives' time the GPU spends on nothing else, what each
+collective is and how fast it runs, and which identical calls vary (a straggler signal).
+
+For traces with communication kernels (category "communication": NCCL / RCCL `ncclDevKernel_*`,
+`ncclKernel_*`, symmetric-memory and custom all-reduce, DeepEP, ...):
+
+- exposure (`_comm_exposure`): communication time not overlapped by compute kernels on the same
+  device, per device and stream, over the GPU span and over the ProfilerStep ranges;
+- per collective (`_comm_stats`): kind, and what the kernel's name says (`_comm_names`), with
+  counts and duration percentiles; sizes and achieved algorithm / bus bandwidth (nccl-tests
+  factors) where torch recorded them (`record_param_comms`, linked in `_comm_calls`);
+- spread of identical calls and bandwidth per size against the trace's own envelope.
+
+One rank's trace is one side of every collective: a call's duration holds its wait for the
+slowest peer. The findings say so, and never name a straggler from one trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpuscope.analysis._comm_calls import Calls, calls, step_index, steps
+from gpuscope.analysis._comm_exposure import Exposure, exposure
+from gpuscope.analysis._comm_findings import findings
+from gpuscope.analysis._comm_groups import distinct
+from gpuscope.analysis._comm_section import section
+from gpuscope.analysis._comm_serialize import to_dict
+from gpuscope.analysis._comm_stats import (
+    Bucket,
+    CollectiveRow,
+    SizeRow,
+    buckets,
+    collective_rows,
+    sizes,
+)
+from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.trace.model import I64
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.report import Analysis
+
+NAME = "communication"
+__all__ = ["NAME", "Communication", "analyse", "findings", "section", "to_dict"]
+
+
+@dataclass(frozen=True)
+class Communication:
+    """Everything this analysis found; `names` is the trace's name table (for display)."""
+
+    names: tuple[str, ...]
+    calls: Calls
+    kernel_ns: int  # communication kernels' summed durations
+    all_kernel_ns: int  # every kernel's summed durations
+    exposure: Exposure | None  # None when the source has no timestamps
+    collectives: list[CollectiveRow]
+    buckets: list[Bucket]
+    grouping: str | None  # how identical calls were told apart ("size", "step position")
+    sizes: list[SizeRow]
+    step_names: tuple[str, ...]
+    step_of: I64  # per call: index into step_names, -1 outside the steps
+    record_ops: int  # record_param_comms ops in the trace (with or without sizes)
+    training: bool  # the trace holds autograd backward ops
+
+
+def analyse(a: Analysis) -> Communication | None:
+    """None when the trace has no per-dispatch communication kernels."""
+    trace = a.trace
+    if not a.inputs.durations:
+        return None
+    comm = a.classes.category == CATEGORIES.index("communication")
+    rows: I64 = np.flatnonzero(comm)
+    if len(rows) == 0:
+        return None
+    found = calls(a, rows)
+    lo, hi, step_names = steps(trace)
+    shown = exposure(trace, comm, found.rows, (lo, hi, step_names)) if a.inputs.timeline else None
+    own = shown.per_kernel_ns if shown is not None else np.maximum(found.dur, 0)
+    step_of = step_index(found, lo, hi)
+    grouped, grouping = buckets(found, own, step_of, len(lo))
+    return Communication(
+        names=trace.names,
+        calls=found,
+        kernel_ns=int(np.maximum(found.dur, 0).sum()),
+        all_kernel_ns=a.kernel_ns,
+        exposure=shown,
+        collectives=collective_rows(found, own),
+        buckets=grouped,
+        grouping=grouping,
+        sizes=sizes(found, own),
+        step_names=step_names,
+        step_of=step_of,
+        record_ops=_count_named(a, "record_param_comms"),
+        training=_has_backward(a),
+    )
+
+
+def _count_named(a: Analysis, name: str) -> int:
+    names = a.trace.names
+    index = [i for i in distinct(a.trace.ops.name.astype(np.int64)) if names[i] == name]
+    return int(np.isin(a.trace.ops.name, index).sum()) if index else 0
+
+
+def _has_backward(a: Analysis) -> bool:
+    names = a.trace.names
+    return any("Backward" in names[i] for i in distinct(a.trace.ops.name.astype(np.int64)))
