@@ -1,0 +1,598 @@
+"""Cold start and profiler overhead: is this a trace of the steady state?
+
+Cold-start work, found on the host and device timelines (one clock):
+
+- module loading: CUDA's `Lazy Function Loading` and `Runtime Triggered Module Loading` records,
+  `cuModuleLoad*`, `cuLibraryLoad*`, `hipModuleLoad*` and the like;
+- slow one-time queries: `cudaGetDeviceProperties`, `cudaFuncGetAttributes` / `SetAttribute`,
+  context creation, when one takes ≥ SLOW_QUERY_NS (they return in µs once warm);
+- compilation: torch.compile's `(dynamo_timed)` ranges (`entire_frame_compile`,
+  `backend_compile`, `inductor_compile`, …) and, in with_stack traces, the frames of
+  `torch/_dynamo/convert_frame.py` and `torch/_inductor/compile_fx.py`, which run only to compile;
+- CUDA/HIP graph capture: `*StreamBeginCapture` … `*StreamEndCapture`, `*GraphInstantiate*`,
+  `*GraphUpload`;
+- first-call outliers: the first instance of an operator (same name and input shapes) or of a
+  host API call (same name and, for a launch, same kernel) that takes ≥ FIRST_CALL_RATIO × the
+  median of the later ones and ≥ FIRST_CALL_EXCESS_NS more. Calls whose time the device sets
+  (syncs, copies, and operators that contain one) are not compared, nor are kernels: their time
+  depends on sizes the trace does not tie to their names;
+- warm-up steps: leading ProfilerSteps each ≥ steps.FIRST_STEP_RATIO × the median of the steps
+  after it (steps.warmup_count).
+
+Cold-start time is the union of those intervals, or the warm-up steps' excess over the median of
+the steady steps when that is larger; its share is taken of the profiled window.
+
+Profiler overhead: with_stack records every Python call; the tracer costs about PY_EVENT_NS per
+call on the host (measured with torch 2.11 on an H100 host: 100,000 calls of a one-line function
+took 0.49 µs more each with with_stack=True than with with_stack=False), which lands in the host
+time the trace shows. record_shapes adds about SHAPES_EVENT_NS per recorded operator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis.steps import complete_steps, warmup_count
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Cell, Facts, Section, Table, Text
+from gpuscope.trace.model import I64, OP, PYTHON, Mask, Trace
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.report import Analysis
+
+NAME = "cold_start"
+COLD_WARNING_SHARE = 0.10  # cold-start time over the window: warning from here
+COLD_INFO_SHARE = 0.01  # below this, nothing is said
+FIRST_CALL_RATIO = 5.0
+FIRST_CALL_EXCESS_NS = 100_000
+SLOW_QUERY_NS = 100_000
+PY_EVENT_NS = 500
+SHAPES_EVENT_NS = 1_000
+OVERHEAD_INFO_SHARE = 0.05  # estimated profiler overhead over the window
+OVERHEAD_WARNING_SHARE = 0.15
+MAX_LISTED = 8
+
+LOADING = re.compile(
+    r"^(Lazy Function Loading|Runtime Triggered Module Loading|"
+    r"cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|hipModuleLoad\w*|"
+    r"cuModuleGetFunction|hipModuleGetFunction|cuLibraryGetKernel)$"
+)
+QUERY = re.compile(
+    r"^((cuda|hip)(GetDeviceProperties\w*|FuncGetAttributes|FuncSetAttribute|SetDevice|"
+    r"DeviceGetAttribute|Init)|cu(Init|DevicePrimaryCtxRetain|CtxCreate\w*|DeviceGetAttribute|"
+    r"FuncGetAttribute|FuncSetAttribute))$"
+)
+CAPTURE_BEGIN = re.compile(r"^(cuda|hip|cu)StreamBeginCapture\w*$")
+CAPTURE_END = re.compile(r"^(cuda|hip|cu)StreamEndCapture\w*$")
+GRAPH_BUILD = re.compile(r"^(cuda|hip|cu)Graph(Instantiate\w*|Upload)$")
+COMPILE = re.compile(
+    r" \(dynamo_timed\)$|^(entire_frame_compile|entire_backward_compile|backend_compile|"
+    r"inductor_compile|compile_fx_inner|fx_codegen_and_compile)$|"
+    r"^torch/(_dynamo/convert_frame|_inductor/compile_fx)\.py\(\d+\): "
+)
+WAITING = re.compile(r"Synchronize|Memcpy|Memset|Wait|Query", re.IGNORECASE)
+KINDS = ("loading", "query", "compile", "capture", "first_call")
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str  # one of KINDS
+    name: str
+    start: int
+    end: int
+    excess_ns: int  # first calls: over the median of the later ones; else the duration
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    names: list[str]  # the leading warm-up steps
+    walls: list[int]
+    median_others_ns: int  # median of the steady steps after them
+
+    @property
+    def excess_ns(self) -> int:
+        return sum(w - self.median_others_ns for w in self.walls)
+
+
+@dataclass(frozen=True)
+class Overhead:
+    python_events: int
+    shape_ops: int  # operators with recorded input shapes
+    estimate_ns: int
+    overhead_events: int  # the tracer's own `overhead` records (count only)
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    events: list[Event]  # outermost first, longest first
+    by_kind: dict[str, tuple[int, int]]  # kind -> (count, union ns)
+    union_ns: int
+    warmup: WarmUp | None  # set when the trace starts with warm-up steps
+    window_ns: int
+    overhead: Overhead
+
+    @property
+    def cold_ns(self) -> int:
+        return max(self.union_ns, self.warmup.excess_ns if self.warmup else 0)
+
+    @property
+    def share(self) -> float:
+        return self.cold_ns / self.window_ns if self.window_ns else 0.0
+
+
+# -- detection --------------------------------------------------------------------------------
+
+
+def analyse(a: Analysis) -> ColdStart | None:
+    trace = a.trace
+    if not a.inputs.timeline and not a.inputs.cpu:
+        return None
+    found = [*_named(trace), *_captures(trace), *_first_calls(a)]
+    warmup = _warmup(trace)
+    overhead = _overhead(trace)
+    if not found and warmup is None and not overhead.estimate_ns:
+        return None
+    window = a.window_ns or 0
+    by_kind = {k: _count_union([e for e in found if e.kind == k]) for k in KINDS}
+    return ColdStart(
+        events=_outermost(found),
+        by_kind={k: v for k, v in by_kind.items() if v[0]},
+        union_ns=_count_union(found)[1],
+        warmup=warmup,
+        window_ns=window,
+        overhead=overhead,
+    )
+
+
+def _rows(trace: Trace) -> list[tuple[str, I64, I64, I64]]:
+    """(table, name, start, end) of the host calls and operators with known times."""
+    host, ops = trace.host, trace.ops
+    host_ok, ops_ok = host.start >= 0, ops.start >= 0
+    return [
+        ("host", host.name[host_ok].astype(np.int64), host.start[host_ok], host.end[host_ok]),
+        ("ops", ops.name[ops_ok].astype(np.int64), ops.start[ops_ok], ops.end[ops_ok]),
+    ]
+
+
+def _named(trace: Trace) -> list[Event]:
+    """Loading, slow queries and compilation, recognised by name."""
+    found: list[Event] = []
+    for _, name, start, end in _rows(trace):
+        for index in np.unique(name):
+            text = trace.names[index]
+            kind = _kind_of(text)
+            if kind is None:
+                continue
+            rows = np.flatnonzero(name == index)
+            if kind == "query":
+                rows = rows[end[rows] - start[rows] >= SLOW_QUERY_NS]
+            found += [_event(kind, text, start[r], end[r]) for r in rows]
+    return found
+
+
+def _kind_of(name: str) -> str | None:
+    if LOADING.match(name):
+        return "loading"
+    if QUERY.match(name):
+        return "query"
+    if COMPILE.search(name):
+        return "compile"
+    if GRAPH_BUILD.match(name):
+        return "capture"
+    return None
+
+
+def _event(kind: str, name: str, start: Any, end: Any, excess: Any = None) -> Event:
+    dur = int(end) - int(start)
+    return Event(kind, name, int(start), int(end), dur if excess is None else int(excess))
+
+
+def _captures(trace: Trace) -> list[Event]:
+    """Graph capture: from each BeginCapture to the next EndCapture on the same thread."""
+    host = trace.host
+    begin = _matching(trace, host.name, CAPTURE_BEGIN)
+    end = _matching(trace, host.name, CAPTURE_END)
+    found = []
+    for row in np.flatnonzero(begin):
+        later = np.flatnonzero(end & (host.tid == host.tid[row]) & (host.start >= host.start[row]))
+        if len(later):
+            stop = later[np.argmin(host.start[later])]
+            found.append(_event("capture", "graph capture", host.start[row], host.end[stop]))
+    return found
+
+
+def _matching(trace: Trace, name: Any, pattern: re.Pattern[str]) -> Mask:
+    wanted = [i for i in np.unique(name) if pattern.match(trace.names[i])]
+    result: Mask = np.isin(name, wanted)
+    return result
+
+
+# -- first-call outliers ----------------------------------------------------------------------
+
+
+def _first_calls(a: Analysis) -> list[Event]:
+    """Host-side first calls only: a kernel's or copy's duration depends on its size, which the
+    trace does not tie to its name, and device-side warm-up effects are small."""
+    trace = a.trace
+    ops, host = trace.ops, trace.host
+    waits = _waiting_calls(trace)
+    blocked = _overlaps(host.start[waits], host.end[waits], ops.start, ops.end)
+    op_rows = np.flatnonzero((ops.kind == OP) & (ops.start >= 0) & ~blocked)
+    host_rows = np.flatnonzero((host.start >= 0) & ~waits)
+    tables = (
+        (ops.name[op_rows], ops.input_dims[op_rows], ops.start[op_rows], ops.end[op_rows]),
+        (
+            host.name[host_rows],
+            _launched_kernel(a)[host_rows],
+            host.start[host_rows],
+            host.end[host_rows],
+        ),
+    )
+    found = []
+    for name, detail, start, end in tables:
+        for i, excess in _outliers(name.astype(np.int64), detail.astype(np.int64), start, end):
+            text = trace.names[int(name[i])]
+            if _kind_of(text) is None:  # loading / compile records are counted as such
+                found.append(_event("first_call", text, start[i], end[i], excess))
+    return found
+
+
+def _waiting_calls(trace: Trace) -> Mask:
+    """Host calls whose time is set by the device, not by warm-up: syncs and copies."""
+    wanted = [i for i in np.unique(trace.host.name) if WAITING.search(trace.names[i])]
+    result: Mask = np.isin(trace.host.name, wanted)
+    return result
+
+
+def _overlaps(start: I64, end: I64, lo: I64, hi: I64) -> Mask:
+    """Which [lo, hi) windows contain any of the intervals."""
+    merged_start, merged_end = merge(start, end)
+    result: Mask = overlap_with(merged_start, merged_end, lo, hi) > 0
+    return result
+
+
+def _launched_kernel(a: Analysis) -> I64:
+    """Per host call: the name of a device op it launched (-1: none)."""
+    result = np.full(len(a.trace.host), -1, np.int64)
+    linked = a.links.host_index >= 0
+    result[a.links.host_index[linked]] = a.trace.gpu.name[linked]
+    return result
+
+
+def _outliers(name: I64, detail: I64, start: I64, end: I64) -> list[tuple[int, int]]:
+    """(row, excess) of the first instance of each (name, detail) group that is an outlier."""
+    if len(name) < 2:
+        return []
+    _, detail_rank = np.unique(detail, return_inverse=True)
+    key = name * (int(detail_rank.max()) + 1) + detail_rank.ravel()
+    _, group = np.unique(key, return_inverse=True)
+    group = group.ravel()
+    order = np.lexsort((start, group))
+    first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    rest = np.ones(len(name), bool)
+    rest[first] = False
+    median = _group_medians(group[rest], (end - start)[rest], int(group.max()) + 1)
+    dur = (end - start)[first]
+    later = median[group[first]]
+    hit = (later >= 0) & (dur >= FIRST_CALL_RATIO * later) & (dur - later >= FIRST_CALL_EXCESS_NS)
+    return [(int(r), int(d - m)) for r, d, m in zip(first[hit], dur[hit], later[hit], strict=True)]
+
+
+def _group_medians(group: I64, value: I64, groups: int) -> Any:
+    """Lower median of `value` per group (-1 where a group has no value)."""
+    result = np.full(groups, -1.0)
+    if len(group) == 0:
+        return result
+    order = np.lexsort((value, group))
+    g, v = group[order], value[order]
+    begin = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    count = np.diff(np.r_[begin, len(g)])
+    result[g[begin]] = v[begin + (count - 1) // 2]
+    return result
+
+
+# -- first step, overhead, totals -------------------------------------------------------------
+
+
+def _warmup(trace: Trace) -> WarmUp | None:
+    names, lo, hi = complete_steps(trace)
+    walls = [int(w) for w in hi - lo]
+    count = warmup_count(walls)
+    if not count:
+        return None
+    return WarmUp(names[:count], walls[:count], int(np.median(walls[count:])))
+
+
+def _overhead(trace: Trace) -> Overhead:
+    ops = trace.ops
+    python = int((ops.kind == PYTHON).sum())
+    shapes = int(((ops.kind == OP) & (ops.input_dims >= 0)).sum())
+    return Overhead(
+        python_events=python,
+        shape_ops=shapes,
+        estimate_ns=python * PY_EVENT_NS + shapes * SHAPES_EVENT_NS,
+        overhead_events=int(trace.meta.event_counts.get("overhead", 0)),
+    )
+
+
+def _count_union(events: list[Event]) -> tuple[int, int]:
+    if not events:
+        return 0, 0
+    start = np.array([e.start for e in events], np.int64)
+    end = np.array([e.end for e in events], np.int64)
+    merged_start, merged_end = merge(start, end)
+    return len(events), int((merged_end - merged_start).sum())
+
+
+def _outermost(events: list[Event]) -> list[Event]:
+    """Longest first; an event lying inside one already kept is dropped (it is part of it)."""
+    kept: list[Event] = []
+    for event in sorted(events, key=lambda e: (-(e.end - e.start), e.start)):
+        if not any(k.start <= event.start and event.end <= k.end for k in kept):
+            kept.append(event)
+        if len(kept) >= MAX_LISTED:
+            break
+    return kept
+
+
+# -- findings ---------------------------------------------------------------------------------
+
+_KIND_TEXT = {
+    "loading": "module loading",
+    "query": "slow device queries",
+    "compile": "compilation",
+    "capture": "graph capture",
+    "first_call": "first-call outliers",
+}
+WARM_UP = (
+    "Profile after warm-up with a schedule: torch.profiler.profile(schedule="
+    "torch.profiler.schedule(wait=1, warmup=1, active=3)) and prof.step() after each iteration"
+)
+
+
+def findings(a: Analysis, result: ColdStart) -> list[Finding]:
+    found = [_cold_finding(a, result), _overhead_finding(a, result)]
+    return [f for f in found if f is not None]
+
+
+def _cold_finding(a: Analysis, result: ColdStart) -> Finding | None:
+    if result.share < COLD_INFO_SHARE:
+        return None
+    severity = "warning" if result.share >= COLD_WARNING_SHARE else "info"
+    evidence = _cold_evidence(result)
+    if not result.events:
+        return _first_step_finding(result, severity, evidence)
+    what = "; ".join(_kind_summary(result, k) for k in KINDS if k in result.by_kind)
+    message = (
+        f"this trace includes cold-start work ({fmt.duration(us(result.cold_ns))}, "
+        f"{result.share:.0%} of the window): {what}{_first_step_text(result)}. "
+        f"{_unreliable(a, severity)}"
+    )
+    return finding("cold-start", severity, message, _cold_action(result), evidence)
+
+
+def _first_step_finding(result: ColdStart, severity: str, evidence: dict[str, Any]) -> Finding:
+    warm = result.warmup
+    assert warm is not None  # a share without events comes from warm-up steps
+    message = (
+        f"{_warmup_text(warm)}; no module loading, compilation or first-call outlier explains "
+        "it (warm-up work the trace does not name: allocator growth, data-loader start, "
+        "cuDNN/cuBLAS autotuning, optimizer state creation)"
+    )
+    action = WARM_UP + ", and judge the steady steps only."
+    return finding("first-step-outlier", severity, message, action, evidence)
+
+
+def _warmup_text(warm: WarmUp) -> str:
+    steps = ", ".join(
+        f"{name} {fmt.duration(us(wall))}"
+        for name, wall in zip(warm.names, warm.walls, strict=True)
+    )
+    ratio = max(warm.walls) / warm.median_others_ns if warm.median_others_ns else 0.0
+    if len(warm.names) == 1:
+        return f"the first step ({steps}) takes {ratio:.1f}× the median steady step " + (
+            f"({fmt.duration(us(warm.median_others_ns))})"
+        )
+    return (
+        f"the first {len(warm.names)} steps ({steps}) take up to {ratio:.1f}× the median "
+        f"steady step ({fmt.duration(us(warm.median_others_ns))})"
+    )
+
+
+def _kind_summary(result: ColdStart, kind: str) -> str:
+    count, ns = result.by_kind[kind]
+    names = [e.name for e in result.events if e.kind == kind][:2]
+    named = f" ({', '.join(fmt.short_name(n, 60) for n in names)})" if names else ""
+    return f"{_KIND_TEXT[kind]} {fmt.duration(us(ns))} in {count:,}{named}"
+
+
+def _first_step_text(result: ColdStart) -> str:
+    return f"; {_warmup_text(result.warmup)}" if result.warmup else ""
+
+
+def _unreliable(a: Analysis, severity: str) -> str:
+    if severity != "warning":
+        return "This trace's totals include it."
+    bound = a.verdict.bound
+    if bound in ("cpu-bound", "sync-bound"):
+        return f"Its {bound} verdict is unreliable."
+    return "Its timings are not the steady state."
+
+
+def _cold_action(result: ColdStart) -> str:
+    text = WARM_UP + "."
+    if "compile" in result.by_kind:
+        text += (
+            " Run the compiled model once on representative inputs before profiling "
+            "(torch.compile compiles on the first call and on every recompilation)."
+        )
+    if "capture" in result.by_kind:
+        text += " Capture CUDA/HIP graphs before the profiled window."
+    if "loading" in result.by_kind:
+        text += (
+            " Module loading is CUDA's lazy loading (CUDA_MODULE_LOADING=LAZY): it happens on "
+            "each kernel's first launch."
+        )
+    return text
+
+
+def _cold_evidence(result: ColdStart) -> dict[str, Any]:
+    return {
+        "cold_start_us": us(result.cold_ns),
+        "share_of_window": round(result.share, 4),
+        "by_kind": {k: {"count": c, "time_us": us(t)} for k, (c, t) in result.by_kind.items()},
+        "events": [_event_dict(e) for e in result.events[:5]],
+        "warmup_steps": _warmup_dict(result.warmup),
+    }
+
+
+def _warmup_dict(warm: WarmUp | None) -> dict[str, Any] | None:
+    if warm is None:
+        return None
+    return {
+        "steps": [
+            {"name": n, "wall_us": us(w)} for n, w in zip(warm.names, warm.walls, strict=True)
+        ],
+        "median_steady_us": us(warm.median_others_ns),
+        "excess_us": us(warm.excess_ns),
+    }
+
+
+def _overhead_finding(a: Analysis, result: ColdStart) -> Finding | None:
+    cost = result.overhead
+    share = cost.estimate_ns / result.window_ns if result.window_ns else 0.0
+    if share < OVERHEAD_INFO_SHARE:
+        return None
+    parts = []
+    if cost.python_events:
+        parts.append(
+            f"with_stack recorded {cost.python_events:,} Python calls (about "
+            f"{PY_EVENT_NS / 1000:g} µs of tracer time each)"
+        )
+    if cost.shape_ops:
+        parts.append(
+            f"record_shapes recorded the inputs of {cost.shape_ops:,} operators (about "
+            f"{SHAPES_EVENT_NS / 1000:g} µs each)"
+        )
+    message = (
+        f"{' and '.join(parts)}: the profiler added an estimated "
+        f"{fmt.duration(us(cost.estimate_ns))} of host time, {share:.0%} of the window, which "
+        "the trace shows as host time"
+        + (": the CPU-bound verdict overstates the host's share" if _host_bound(a) else "")
+    )
+    action = (
+        "Time the host in a run without with_stack and record_shapes; keep them for a separate "
+        "run that attributes operators to Python lines and input shapes."
+    )
+    severity = "warning" if share >= OVERHEAD_WARNING_SHARE else "info"
+    evidence = {
+        "python_events": cost.python_events,
+        "shape_ops": cost.shape_ops,
+        "estimate_us": us(cost.estimate_ns),
+        "share_of_window": round(share, 4),
+        "per_python_call_us": us(PY_EVENT_NS),
+        "per_shape_op_us": us(SHAPES_EVENT_NS),
+    }
+    return finding("profiler-overhead", severity, message, action, evidence)
+
+
+def _host_bound(a: Analysis) -> bool:
+    return a.verdict.bound == "cpu-bound"
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def _event_dict(event: Event) -> dict[str, Any]:
+    return {
+        "kind": event.kind,
+        "name": event.name,
+        "time_us": us(event.end - event.start),
+        "excess_us": us(event.excess_ns),
+    }
+
+
+def to_dict(result: ColdStart) -> dict[str, Any]:
+    cost = result.overhead
+    return {
+        "cold_us": us(result.cold_ns),
+        "share": round(result.share, 6),
+        "window_us": us(result.window_ns),
+        "by_kind": {k: {"count": c, "time_us": us(t)} for k, (c, t) in result.by_kind.items()},
+        "events": [_event_dict(e) for e in result.events],
+        "warmup_steps": _warmup_dict(result.warmup),
+        "profiler_overhead": {
+            "python_events": cost.python_events,
+            "shape_ops": cost.shape_ops,
+            "estimate_us": us(cost.estimate_ns),
+            "share": round(cost.estimate_ns / result.window_ns, 6) if result.window_ns else None,
+            "overhead_events": cost.overhead_events,
+        },
+    }
+
+
+def section(part: dict[str, Any]) -> Section:
+    blocks: list[Any] = [Facts(tuple(_facts(part)))]
+    if part["events"]:
+        blocks.append(_events_table(part["events"]))
+    blocks.append(
+        Text(
+            "Cold start: module loading, slow first device queries, compilation, graph capture "
+            "and first calls ≥ 5× slower than the later ones of the same operator, API call "
+            "(and kernel) or kernel; time is the union of their intervals. Profiler overhead is "
+            "an estimate from the number of Python calls and shape-recorded operators."
+        )
+    )
+    return Section("Cold start and profiler overhead", tuple(blocks))
+
+
+def _facts(part: dict[str, Any]) -> list[tuple[str, str]]:
+    items = [
+        (
+            "cold-start time",
+            f"{fmt.duration(part['cold_us'])} ({fmt.percent(part['share'])} of the window)",
+        ),
+    ]
+    items += [
+        (_KIND_TEXT[k], f"{fmt.count(v['count'])}, {fmt.duration(v['time_us'])}")
+        for k, v in part["by_kind"].items()
+    ]
+    warm = part["warmup_steps"]
+    if warm:
+        steps = ", ".join(f"{w['name']} {fmt.duration(w['wall_us'])}" for w in warm["steps"])
+        items.append(
+            (
+                "warm-up steps",
+                f"{steps}; steady median {fmt.duration(warm['median_steady_us'])}",
+            )
+        )
+    cost = part["profiler_overhead"]
+    items.append(
+        (
+            "profiler overhead (estimate)",
+            f"{fmt.duration(cost['estimate_us'])} ({fmt.percent(cost['share'])} of the window): "
+            f"{fmt.count(cost['python_events'])} Python calls, {fmt.count(cost['shape_ops'])} "
+            "operators with shapes",
+        )
+    )
+    return items
+
+
+def _events_table(rows: list[dict[str, Any]]) -> Table:
+    cells = tuple(
+        (
+            Cell(_KIND_TEXT[r["kind"]]),
+            Cell(fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(fmt.duration(r["time_us"])),
+            Cell(fmt.duration(r["excess_us"])),
+        )
+        for r in rows
+    )
+    headers = ("kind", "event", "time", "over the steady calls")
+    return Table(headers, cells, (False, False, True, True), "longest cold-start events")

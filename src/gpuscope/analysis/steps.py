@@ -1,0 +1,679 @@
+"""Per-step and per-phase time: ProfilerStep#N ranges, and forward / backward / optimizer inside.
+
+A step is a `ProfilerStep#N` user range. For each: its wall time, the device busy time inside it
+(the union of all device activity within the step's interval, over every device), the kernels it
+launched (by the host launch time; by kernel start when a kernel has no linked launch), the time
+the host spent blocked in synchronization inside it, and the idle time (wall minus busy). A step
+with no other event inside (the empty range the profiler opens at its last `step()` call) is
+left out and named.
+
+Phases come from user ranges when the step has them: `## forward ##` / `forward`, `## backward ##`
+/ `backward`, `## optimizer ##` and torch's own `Optimizer.step#…` / `Optimizer.zero_grad#…`
+(the union of their intervals). Otherwise from autograd: backward is the span of the
+`autograd::engine::evaluate_function: …` operators (on the autograd engine's threads), forward the
+span of the operators whose autograd sequence number a backward operator repeats (the operators
+that built the graph backward ran). A phase's GPU busy time is the device busy time inside it.
+
+Variance is judged over the steady steps: leading warm-up steps (each ≥ FIRST_STEP_RATIO × the
+median of the steps after it, at most half of them), which cold_start reports, are left out.
+When the steps left after them still get faster one after the other, the trace has no steady
+state to judge and no variance is reported (cold_start says why).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis.launch import STEP
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Cell, Facts, Section, Table, Text
+from gpuscope.trace.model import ANNOTATION, I64, KERNEL, OP, Mask, Trace
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.report import Analysis
+
+NAME = "steps"
+VARIANCE_CV = 0.10  # coefficient of variation of step time from which variance is reported
+VARIANCE_MIN_STEPS = 3  # fewer steady steps cannot show a variance
+EXCESS_WARNING = 0.05  # time above the median step, over all step time: warning from here
+DEVICE_FILL = 0.5  # GPU-bound and device spans ≥ this × wall: steps are timed on the device
+FIRST_STEP_RATIO = 1.5  # a leading step ≥ this × the median of the later ones: warm-up
+PHASES = ("forward", "backward", "optimizer")
+_RANGES = {
+    "forward": re.compile(r"^#*\s*(forward|fwd)(\s*pass)?\s*#*$", re.IGNORECASE),
+    "backward": re.compile(r"^#*\s*(backward|bwd)(\s*pass)?\s*#*$", re.IGNORECASE),
+    "optimizer": re.compile(
+        r"^(Optimizer\.(step|zero_grad)#.*|#*\s*optimi[sz]er(\s*step)?\s*#*)$", re.IGNORECASE
+    ),
+}
+BACKWARD_OP = "autograd::engine::evaluate_function: "
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    start: int
+    end: int
+    gpu_busy_ns: int  # device activity inside [start, end)
+    kernels: int
+    sync_ns: int  # host blocked in synchronization inside the step (-1: no host API)
+    device_start: int  # first start of the device work launched in the step (-1: none)
+    device_end: int
+    launched_ns: int  # device time of the work launched in the step
+    host_ops_ns: int  # time any CPU operator ran inside the step (union over threads)
+
+    @property
+    def wall_ns(self) -> int:
+        return self.end - self.start
+
+    @property
+    def idle_ns(self) -> int:
+        return self.wall_ns - self.gpu_busy_ns
+
+    @property
+    def device_ns(self) -> int:
+        """From the first start to the last end of the device work the step launched."""
+        return self.device_end - self.device_start if self.device_start >= 0 else -1
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str  # forward, backward, optimizer
+    source: str  # "ranges" (user ranges) or "autograd"
+    steps: int  # steps (or the window) it was found in
+    wall_ns: int
+    gpu_busy_ns: int  # device activity inside the phase's intervals
+    launched_ns: int  # device time of the work launched inside them
+
+
+@dataclass(frozen=True)
+class Steps:
+    steps: list[Step]  # complete steps, in time order
+    left_out: list[str]  # ranges with nothing inside
+    warmup: int  # leading warm-up steps (see `warmup_count`)
+    phases: list[Phase]
+    backward_threads: list[int]
+    timed_by: str  # "host": ProfilerStep ranges; "device": the device span of each step's work
+
+    @property
+    def steady(self) -> list[Step]:
+        return self.steps[self.warmup :]
+
+    def time(self, step: Step) -> int:
+        return step.device_ns if self.timed_by == "device" else step.wall_ns
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def stats(values: list[int]) -> dict[str, float]:
+    """mean / median / min / max (ns) and the coefficient of variation (population std / mean)."""
+    array = np.asarray(values, np.float64)
+    mean = float(array.mean())
+    return {
+        "mean": mean,
+        "median": float(np.median(array)),
+        "min": float(array.min()),
+        "max": float(array.max()),
+        "cv": float(array.std() / mean) if mean else 0.0,
+    }
+
+
+def warmup_count(walls: list[int]) -> int:
+    """Leading steps each ≥ FIRST_STEP_RATIO × the median of the steps after it (at most half)."""
+    count = 0
+    while count < len(walls) // 2:
+        if walls[count] < FIRST_STEP_RATIO * float(np.median(walls[count + 1 :])):
+            break
+        count += 1
+    return count
+
+
+# -- the analysis -----------------------------------------------------------------------------
+
+
+def analyse(a: Analysis) -> Steps | None:
+    trace = a.trace
+    if not trace.provides("markers") or len(trace.ops) == 0:
+        return None
+    rows = _step_rows(trace)
+    lo, hi = trace.ops.start[rows], trace.ops.end[rows]
+    complete = _has_ops(trace, rows)
+    steps = _steps(a, rows[complete])
+    windows = (lo[complete], hi[complete]) if steps else _whole(a)
+    phases = _phases(a, *windows) if windows is not None else []
+    if not steps and not phases:
+        return None
+    return Steps(
+        steps=steps,
+        left_out=[trace.names[i] for i in trace.ops.name[rows[~complete]]],
+        warmup=warmup_count([s.wall_ns for s in steps]),
+        phases=phases,
+        backward_threads=_backward_threads(trace),
+        timed_by=_timed_by(a, steps),
+    )
+
+
+def _timed_by(a: Analysis, steps: list[Step]) -> str:
+    """GPU-bound, the host runs ahead of the device and its step ranges measure how fast the
+    launch queue fills (the first steps look short), not the step: then, when the device work
+    of a step fills most of it, steps are timed by the device span of the work they launched."""
+    if a.verdict.bound != "gpu-bound" or not steps or any(s.device_start < 0 for s in steps):
+        return "host"
+    spans = np.median([s.device_ns for s in steps])
+    walls = np.median([s.wall_ns for s in steps])
+    return "device" if spans >= DEVICE_FILL * walls else "host"
+
+
+def complete_steps(trace: Trace) -> tuple[list[str], I64, I64]:
+    """Names, starts and ends of the ProfilerStep ranges that hold something, by start time."""
+    rows = _step_rows(trace)
+    rows = rows[_has_ops(trace, rows)]
+    names = [trace.names[i] for i in trace.ops.name[rows]]
+    return names, trace.ops.start[rows], trace.ops.end[rows]
+
+
+def _step_rows(trace: Trace) -> I64:
+    """Rows of the ProfilerStep#N ranges, by start time."""
+    ops = trace.ops
+    wanted = [i for i in np.unique(ops.name) if STEP.match(trace.names[i])]
+    rows = np.flatnonzero((ops.kind == ANNOTATION) & np.isin(ops.name, wanted) & (ops.start >= 0))
+    result: I64 = rows[np.argsort(ops.start[rows], kind="stable")]
+    return result
+
+
+def _has_ops(trace: Trace, rows: I64) -> Mask:
+    """Steps with at least one other event (operator, range, Python frame) starting inside."""
+    ops = trace.ops
+    lo, hi = ops.start[rows], ops.end[rows]
+    others = np.ones(len(ops), bool)
+    others[rows] = False
+    starts = np.sort(ops.start[others])
+    inside = np.searchsorted(starts, hi, side="left") - np.searchsorted(starts, lo, side="left")
+    result: Mask = inside > 0
+    return result
+
+
+def _whole(a: Analysis) -> tuple[I64, I64] | None:
+    """Without steps, phases are looked for over the whole trace."""
+    ops = a.trace.ops
+    timed = ops.start >= 0
+    if not timed.any():
+        return None
+    return np.array([ops.start[timed].min()]), np.array([ops.end[timed].max()])
+
+
+def _busy(trace: Trace) -> tuple[I64, I64]:
+    gpu = trace.gpu
+    timed = gpu.start >= 0
+    return merge(gpu.start[timed], gpu.end[timed])
+
+
+def _steps(a: Analysis, rows: I64) -> list[Step]:
+    trace = a.trace
+    lo, hi = trace.ops.start[rows], trace.ops.end[rows]
+    busy = overlap_with(*_busy(trace), lo, hi)
+    sync = a.sync
+    blocked = overlap_with(sync.start, sync.end, lo, hi) if sync is not None else None
+    kernels = _kernels_in(a, lo, hi)
+    first, last, launched = _launched_work(a, lo, hi)
+    ops = trace.ops.take((trace.ops.kind == OP) & (trace.ops.start >= 0))
+    host_ops = overlap_with(*merge(ops.start, ops.end), lo, hi)
+    return [
+        Step(
+            name=trace.names[int(trace.ops.name[row])],
+            start=int(lo[i]),
+            end=int(hi[i]),
+            gpu_busy_ns=int(busy[i]),
+            kernels=int(kernels[i]),
+            sync_ns=int(blocked[i]) if blocked is not None else -1,
+            device_start=int(first[i]),
+            device_end=int(last[i]),
+            launched_ns=int(launched[i]),
+            host_ops_ns=int(host_ops[i]),
+        )
+        for i, row in enumerate(rows)
+    ]
+
+
+def _launch_times(a: Analysis, rows: Mask) -> I64:
+    """When each selected device op was launched: its host call's start, else its own start."""
+    gpu = a.trace.gpu
+    return take(a.trace.host.start, a.links.host_index[rows], gpu.start[rows])
+
+
+def _kernels_in(a: Analysis, lo: I64, hi: I64) -> I64:
+    """Kernels launched inside each [lo, hi)."""
+    when = np.sort(_launch_times(a, a.trace.gpu.kind == KERNEL))
+    result: I64 = np.searchsorted(when, hi, side="left") - np.searchsorted(when, lo, side="left")
+    return result
+
+
+def _launched_work(a: Analysis, lo: I64, hi: I64) -> tuple[I64, I64, I64]:
+    """Per step: first start, last end (-1: none) and total time of the device work it launched."""
+    gpu = a.trace.gpu
+    timed = gpu.start >= 0
+    slot = _slot(_launch_times(a, timed), lo, hi)
+    start, end, inside = gpu.start[timed], gpu.end[timed], slot >= 0
+    first = np.full(len(lo), np.iinfo(np.int64).max)
+    last = np.full(len(lo), -1, np.int64)
+    np.minimum.at(first, slot[inside], start[inside])
+    np.maximum.at(last, slot[inside], end[inside])
+    launched = np.bincount(slot[inside], weights=(end - start)[inside], minlength=len(lo))
+    first[last < 0] = -1
+    return first, last, launched.astype(np.int64)
+
+
+def _slot(when: I64, lo: I64, hi: I64) -> I64:
+    """Index of the range [lo, hi) holding each time (-1: none); ranges sorted, disjoint."""
+    if len(lo) == 0:
+        return np.full(len(when), -1, np.int64)
+    slot = np.searchsorted(lo, when, side="right") - 1
+    inside = (slot >= 0) & (when < hi[np.maximum(slot, 0)])
+    result: I64 = np.where(inside, slot, -1)
+    return result
+
+
+# -- phases -----------------------------------------------------------------------------------
+
+
+def _phases(a: Analysis, lo: I64, hi: I64) -> list[Phase]:
+    trace = a.trace
+    timed = trace.gpu.start >= 0
+    work = (_busy(trace), _launch_times(a, timed), trace.gpu.dur[timed])
+    found = []
+    for phase in PHASES:
+        ranges = _range_intervals(trace, phase)
+        source = "ranges"
+        if len(ranges[0]) == 0:
+            ranges, source = _autograd_intervals(trace, phase), "autograd"
+        per_step = _clip_spans(ranges, lo, hi, span=source == "autograd")
+        if len(per_step[0]):
+            found.append(_phase(phase, source, per_step, work))
+    return found
+
+
+def _phase(
+    name: str, source: str, per_step: tuple[I64, I64, I64], work: tuple[Any, I64, I64]
+) -> Phase:
+    start, end, step = per_step
+    (busy_start, busy_end), when, dur = work
+    merged_start, merged_end = merge(start, end)
+    inside = overlap_with(busy_start, busy_end, merged_start, merged_end)
+    launched = _slot(when, merged_start, merged_end) >= 0
+    return Phase(
+        name=name,
+        source=source,
+        steps=len(np.unique(step)),
+        wall_ns=int((merged_end - merged_start).sum()),
+        gpu_busy_ns=int(inside.sum()),
+        launched_ns=int(dur[launched].sum()),
+    )
+
+
+def _range_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
+    ops = trace.ops
+    pattern = _RANGES[phase]
+    wanted = [
+        i for i in np.unique(ops.name[ops.kind == ANNOTATION]) if pattern.match(trace.names[i])
+    ]
+    rows = (ops.kind == ANNOTATION) & np.isin(ops.name, wanted) & (ops.start >= 0)
+    return ops.start[rows], ops.end[rows]
+
+
+def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
+    """Backward: evaluate_function operators. Forward: operators whose sequence number a
+    backward operator repeats, outside backward. No optimizer phase without its ranges."""
+    ops = trace.ops
+    backward = _backward_rows(trace)
+    if phase == "backward":
+        return ops.start[backward], ops.end[backward]
+    if phase != "forward" or not backward.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    seen = np.unique(ops.sequence[backward & (ops.sequence >= 0)])
+    in_backward_start, in_backward_end = merge(ops.start[backward], ops.end[backward])
+    covered = overlap_with(in_backward_start, in_backward_end, ops.start, ops.start + 1) > 0
+    forward = (ops.kind == OP) & np.isin(ops.sequence, seen) & (ops.sequence >= 0) & ~covered
+    return ops.start[forward], ops.end[forward]
+
+
+def _backward_rows(trace: Trace) -> Mask:
+    ops = trace.ops
+    wanted = [i for i in np.unique(ops.name) if trace.names[i].startswith(BACKWARD_OP)]
+    result: Mask = (ops.kind == OP) & np.isin(ops.name, wanted) & (ops.start >= 0)
+    return result
+
+
+def _backward_threads(trace: Trace) -> list[int]:
+    return [int(t) for t in np.unique(trace.ops.tid[_backward_rows(trace)])]
+
+
+def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[I64, I64, I64]:
+    """Intervals clipped to the step that holds their start; with `span`, one interval per step
+    from its first start to its last end (autograd operators are fragments of one phase)."""
+    start, end = ranges
+    slot = _slot(start, lo, hi)
+    inside = slot >= 0
+    start, end, slot = start[inside], end[inside], slot[inside]
+    end = np.minimum(end, hi[slot])
+    if not span or len(start) == 0:
+        return start, end, slot
+    steps = np.unique(slot)
+    first = np.full(len(lo), np.iinfo(np.int64).max)
+    last = np.full(len(lo), np.iinfo(np.int64).min)
+    np.minimum.at(first, slot, start)
+    np.maximum.at(last, slot, end)
+    return first[steps], last[steps], steps
+
+
+# -- findings ---------------------------------------------------------------------------------
+
+
+def findings(a: Analysis, result: Steps) -> list[Finding]:
+    """`step-variance`: steady step times with CV ≥ VARIANCE_CV (≥ VARIANCE_MIN_STEPS steps)."""
+    steady = result.steady
+    if len(steady) < VARIANCE_MIN_STEPS:
+        return []
+    times = [result.time(s) for s in steady]
+    spread = stats(times)
+    if spread["cv"] < VARIANCE_CV or (result.warmup and _still_warming(times)):
+        return []
+    excess = sum(max(t - spread["median"], 0.0) for t in times) / sum(times)
+    slowest = max(steady, key=result.time)
+    fastest = min(steady, key=result.time)
+    delta = _difference(result, slowest)
+    message = (
+        f"step time ({_measure(result)}) varies: CV {spread['cv']:.0%} over {len(steady)} steps "
+        f"(median {fmt.duration(us(spread['median']))}, fastest {fastest.name} "
+        f"{fmt.duration(us(result.time(fastest)))}); the slowest, {slowest.name}, takes "
+        f"{fmt.duration(us(result.time(slowest)))} "
+        f"({result.time(slowest) / spread['median']:.2f}× the median): {_explain(delta)}"
+    )
+    evidence = {
+        "steps": len(steady),
+        "timed_by": result.timed_by,
+        "cv": round(spread["cv"], 4),
+        "median_us": us(spread["median"]),
+        "time_above_median_share": round(excess, 4),
+        "slowest": {"name": slowest.name, "time_us": us(result.time(slowest))},
+        "fastest": {"name": fastest.name, "time_us": us(result.time(fastest))},
+        "slowest_vs_median_us": {k: us(v) for k, v in delta.items()},
+        "warmup_steps_left_out": result.warmup,
+    }
+    severity = "warning" if excess >= EXCESS_WARNING else "info"
+    return [finding("step-variance", severity, message, _variance_action(delta), evidence)]
+
+
+def _still_warming(times: list[int]) -> bool:
+    """Each step faster than the one before: a cold trace that never reached a steady state."""
+    return all(later < earlier for earlier, later in itertools.pairwise(times))
+
+
+def _measure(result: Steps) -> str:
+    return "device span of each step's work" if result.timed_by == "device" else "wall"
+
+
+def _difference(result: Steps, step: Step) -> dict[str, float]:
+    """How a step differs from the median of each quantity over the steady steps (ns)."""
+    steady = result.steady
+
+    def median(values: list[int]) -> float:
+        return float(np.median(values))
+
+    if result.timed_by == "device":
+        work = median([s.launched_ns for s in steady])
+        return {
+            "time": step.device_ns - median([s.device_ns for s in steady]),
+            "gpu_busy": step.launched_ns - work,
+            "gpu_idle": (step.device_ns - step.launched_ns)
+            - median([s.device_ns - s.launched_ns for s in steady]),
+        }
+    delta = {
+        "time": step.wall_ns - median([s.wall_ns for s in steady]),
+        "gpu_busy": step.gpu_busy_ns - median([s.gpu_busy_ns for s in steady]),
+        "gpu_idle": step.idle_ns - median([s.idle_ns for s in steady]),
+    }
+    delta["host_ops"] = step.host_ops_ns - median([s.host_ops_ns for s in steady])
+    if step.sync_ns >= 0:
+        delta["sync"] = step.sync_ns - median([s.sync_ns for s in steady])
+    return delta
+
+
+def _explain(delta: dict[str, float]) -> str:
+    parts = [f"{_signed(delta['gpu_busy'])} GPU busy", f"{_signed(delta['gpu_idle'])} GPU idle"]
+    if "host_ops" in delta:
+        parts.append(f"{_signed(delta['host_ops'])} of host operator time")
+    if abs(delta.get("sync", 0.0)) >= 1000:
+        parts.append(f"{_signed(delta['sync'])} blocked in host syncs")
+    return ", ".join(parts) + " against the median step"
+
+
+def _signed(ns: float) -> str:
+    return ("+" if ns >= 0 else "−") + fmt.duration(us(abs(ns)))
+
+
+def _variance_action(delta: dict[str, float]) -> str:
+    extra = max(delta["time"], 1.0)
+    if delta.get("sync", 0.0) >= 0.5 * extra:
+        return (
+            "A host sync runs in some steps only: find the .item(), .cpu(), print or logging "
+            "that runs every N steps and make it asynchronous or move it out of the loop."
+        )
+    if delta["gpu_busy"] >= 0.5 * extra:
+        return (
+            "That step gives the GPU more work: inputs of varying size (sequence length, batch) "
+            "or periodic extra work (evaluation, gradient-accumulation boundary); bucket or pad "
+            "input shapes, and profile the periodic work separately."
+        )
+    if delta.get("host_ops", 0.0) >= 0.5 * extra:
+        return (
+            "The host runs more operators in that step: look for work done every N steps "
+            "(logging metrics, gradient clipping, learning-rate schedules, checkpointing) and "
+            "make it cheaper or move it off the step."
+        )
+    return (
+        "The GPU waits for the host in that step, outside any operator: data loading "
+        "(DataLoader workers, pin_memory, prefetching), Python garbage collection or other "
+        "Python work; profile with with_stack=True to see it, move it off the step or overlap it."
+    )
+
+
+# -- report -----------------------------------------------------------------------------------
+
+MAX_ROWS = 100  # steps kept in the report
+SHOWN_STEPS = 20  # steps shown in the table
+
+
+def to_dict(result: Steps) -> dict[str, Any]:
+    steady = result.steady
+    times = [result.time(s) for s in steady]
+    total = sum(s.wall_ns for s in result.steps)
+    return {
+        "count": len(result.steps),
+        "left_out": result.left_out,
+        "warmup_steps": result.warmup,
+        "steady_count": len(steady),
+        "timed_by": result.timed_by,
+        "time": _stats_dict(times) if times else None,
+        "gpu_busy": _stats_dict([s.gpu_busy_ns for s in steady]) if times else None,
+        "slowest": _slowest(result) if times else None,
+        "steps": [_step_dict(s) for s in result.steps[:MAX_ROWS]],
+        "phases": [_phase_dict(p, total) for p in result.phases],
+        "backward_threads": result.backward_threads,
+    }
+
+
+def _stats_dict(values: list[int]) -> dict[str, float]:
+    found = stats(values)
+    result = {f"{k}_us": us(v) for k, v in found.items() if k != "cv"}
+    result["cv"] = round(found["cv"], 6)
+    return result
+
+
+def _slowest(result: Steps) -> dict[str, Any]:
+    slowest = max(result.steady, key=result.time)
+    median = float(np.median([result.time(s) for s in result.steady]))
+    return {
+        "name": slowest.name,
+        "time_us": us(result.time(slowest)),
+        "vs_median": round(result.time(slowest) / median, 4) if median else None,
+    }
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    return {
+        "name": step.name,
+        "wall_us": us(step.wall_ns),
+        "gpu_busy_us": us(step.gpu_busy_ns),
+        "idle_us": us(step.idle_ns),
+        "busy_share": _ratio(step.gpu_busy_ns, step.wall_ns),
+        "kernels": step.kernels,
+        "sync_us": us(step.sync_ns) if step.sync_ns >= 0 else None,
+        "device_span_us": us(step.device_ns) if step.device_ns >= 0 else None,
+        "launched_us": us(step.launched_ns),
+        "host_ops_us": us(step.host_ops_ns),
+    }
+
+
+def _phase_dict(phase: Phase, step_total: int) -> dict[str, Any]:
+    return {
+        "name": phase.name,
+        "source": phase.source,
+        "steps": phase.steps,
+        "wall_us": us(phase.wall_ns),
+        "gpu_busy_us": us(phase.gpu_busy_ns),
+        "busy_share": _ratio(phase.gpu_busy_ns, phase.wall_ns),
+        "launched_us": us(phase.launched_ns),
+        "share_of_steps": _ratio(phase.wall_ns, step_total) if step_total else None,
+    }
+
+
+def _ratio(part: float, whole: float) -> float:
+    return round(part / whole, 6) if whole else 0.0
+
+
+def section(part: dict[str, Any]) -> Section:
+    blocks: list[Any] = []
+    if part["count"]:
+        blocks += [Facts(tuple(_facts(part))), _steps_table(part["steps"][:SHOWN_STEPS])]
+    if part["phases"]:
+        blocks.append(_phases_table(part["phases"]))
+    blocks.append(Text(_note(part)))
+    return Section("Steps and phases", tuple(blocks))
+
+
+def _facts(part: dict[str, Any]) -> list[tuple[str, str]]:
+    items = [("steps", _count_text(part))]
+    time, slowest = part["time"], part["slowest"]
+    if time:
+        measure = "device span" if part["timed_by"] == "device" else "wall"
+        items.append(
+            (
+                f"step time ({measure})",
+                f"mean {fmt.duration(time['mean_us'])}, median {fmt.duration(time['median_us'])}, "
+                f"min {fmt.duration(time['min_us'])}, max {fmt.duration(time['max_us'])}, "
+                f"CV {fmt.percent(time['cv'])}",
+            )
+        )
+    if slowest:
+        items.append(
+            (
+                "slowest",
+                f"{slowest['name']}: {fmt.duration(slowest['time_us'])} "
+                f"({fmt.count(slowest['vs_median'])}× the median)",
+            )
+        )
+    if part["backward_threads"]:
+        items.append(("autograd threads", ", ".join(str(t) for t in part["backward_threads"])))
+    return items
+
+
+def _count_text(part: dict[str, Any]) -> str:
+    text = fmt.count(part["count"])
+    if part["warmup_steps"]:
+        text += (
+            f"; the first {fmt.count(part['warmup_steps'])} are warm-up (cold start), left out "
+            "of the statistics"
+        )
+    if part["left_out"]:
+        text += f"; empty ranges left out: {', '.join(part['left_out'])}"
+    return text
+
+
+def _steps_table(rows: list[dict[str, Any]]) -> Table:
+    cells = tuple(
+        (
+            Cell(r["name"], code=True),
+            Cell(fmt.duration(r["wall_us"])),
+            Cell(fmt.duration(r["gpu_busy_us"])),
+            Cell(fmt.percent(r["busy_share"])),
+            Cell(fmt.duration(r["idle_us"])),
+            Cell(fmt.count(r["kernels"])),
+            Cell(fmt.duration(r["sync_us"])),
+            Cell(fmt.duration(r["device_span_us"])),
+        )
+        for r in rows
+    )
+    headers = (
+        "step",
+        "wall",
+        "GPU busy",
+        "busy share",
+        "GPU idle",
+        "kernels",
+        "host sync",
+        "device span",
+    )
+    return Table(headers, cells, (False,) + (True,) * 7, "per step")
+
+
+def _phases_table(rows: list[dict[str, Any]]) -> Table:
+    cells = tuple(
+        (
+            Cell(r["name"]),
+            Cell("user ranges" if r["source"] == "ranges" else "autograd"),
+            Cell(fmt.count(r["steps"])),
+            Cell(fmt.duration(r["wall_us"])),
+            Cell(fmt.percent(r["share_of_steps"])),
+            Cell(fmt.duration(r["gpu_busy_us"])),
+            Cell(fmt.percent(r["busy_share"])),
+            Cell(fmt.duration(r["launched_us"])),
+        )
+        for r in rows
+    )
+    headers = (
+        "phase",
+        "from",
+        "steps",
+        "time",
+        "share of steps",
+        "GPU busy inside",
+        "busy share",
+        "GPU time launched",
+    )
+    return Table(headers, cells, (False, False) + (True,) * 6, "phases")
+
+
+def _note(part: dict[str, Any]) -> str:
+    text = (
+        "Steps are ProfilerStep#N ranges: GPU busy = device activity (union over devices) inside "
+        "the range; kernels, device span and GPU time launched count the work launched inside "
+        "it. Phases come from user ranges (## forward ##, Optimizer.step#…) or, without them, "
+        "from autograd (backward: the autograd engine's evaluate_function operators; forward: "
+        "the operators whose sequence numbers backward repeats)."
+    )
+    if part["timed_by"] == "device":
+        text += (
+            " GPU-bound: the host runs ahead and its ranges measure the launch queue, so step "
+            "statistics use the device span of each step's work."
+        )
+    if not part["count"]:
+        text += " This trace has no ProfilerStep ranges: phases are over the whole trace."
+    return text
