@@ -1,6 +1,6 @@
 """Targets for a `gpuscope bench` CLI smoke test on a GPU (see benchmarks/timing/results/README.md).
 
-    cd benchmarks/timing && gpuscope bench cli_smoke.py:mm && gpuscope bench cli_smoke.py:small
+cd benchmarks/timing && gpuscope bench cli_smoke.py:mm && gpuscope bench cli_smoke.py:small
 """
 
 from __future__ import annotations

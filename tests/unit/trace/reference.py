@@ -21,4 +21,3 @@ def reference_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference output {relative} not found under {FORMATS.resolve()}")
     return path
-
