@@ -287,6 +287,11 @@ def _sync(sync: SyncStats) -> dict[str, Any]:
         "time_us": us(sync.time_ns),
         "share": round(sync.share, 6),
         "target_share": SYNC_TARGET_SHARE,
+        "in_loop_us": us(sync.loop_ns),
+        "in_loop_share": round(sync.loop_share, 6),
+        "gpu_busy_during_us": us(sync.gpu_busy_ns),
+        "closing": {"count": sync.closing_count, "time_us": us(sync.closing_ns)},
+        "pageable_copies": sync.pageable_copies,
         "by_name": {
             name: {"count": count, "time_us": us(ns)}
             for name, (count, ns) in sorted(sync.by_name.items(), key=lambda kv: -kv[1][1])

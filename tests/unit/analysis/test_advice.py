@@ -32,6 +32,10 @@ def test_a_sync_closing_the_window_while_the_gpu_works_is_not_overhead(
     assert report["verdict"]["bound"] == "gpu-bound"
     assert "sync-overhead" not in by_id(report)
     assert report["sync"]["share"] > 0.8  # the host did wait: that is reported, not blamed
+    assert report["sync"]["closing"] == {"count": 1, "time_us": 1035.0}
+    assert report["sync"]["in_loop_us"] == 0.0
+    # the GPU works 100..1100 µs; the sync spans 70..1105 µs, but the closing one is not in-loop
+    assert report["sync"]["gpu_busy_during_us"] == 0.0
 
 
 def test_stream_wait_event_does_not_block_the_host(builder: TraceBuilder, tmp_path: Path) -> None:
