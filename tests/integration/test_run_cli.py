@@ -384,3 +384,51 @@ def test_doctor_json(tmp_path: Path, env: dict[str, str]) -> None:
     assert report["schema"] == "gpuscope.doctor/1"
     ready = {t["name"] for t in report["tools"] if t["ok"]}
     assert {"nsys", "ncu", "torch_profiler"} <= ready or report["host"]["vendor"] == "AMD"
+
+
+def _kernels_in(tool: str, folder: Path) -> tuple[int, int]:
+    """(kernel count, total kernel ns) read straight from a tool's raw output, without gpuscope."""
+    import sqlite3
+    from contextlib import closing
+
+    if tool == "rocprofv3":
+        (trace,) = folder.rglob("*_kernel_trace.csv")
+        rows = list(csv.DictReader(trace.read_text().splitlines()))
+        return len(rows), sum(int(r["End_Timestamp"]) - int(r["Start_Timestamp"]) for r in rows)
+    if tool in ("nsys", "rpd"):
+        file, table = (
+            ("report.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL")
+            if tool == "nsys"
+            else ("trace.rpd", "rocpd_op")
+        )
+        with closing(sqlite3.connect(folder / file)) as db:
+            count, ns = db.execute(f"SELECT COUNT(*), SUM(end - start) FROM {table}").fetchone()
+        return int(count), int(ns)
+    rows = list(csv.reader((folder / "ncu_raw.csv").read_text().splitlines()))
+    header, data = rows[0], rows[2:]
+    at = header.index("gpu__time_duration.sum")
+    return len(data), sum(int(r[at].replace(",", "")) for r in data)
+
+
+@pytest.mark.parametrize(
+    ("tool", "folder", "fmt"),
+    [
+        ("rocprofv3", "rocprof_output", "rocprofv3"),
+        ("rpd", "rpd_output", "rpd"),
+        ("nsys", "nsys_output", "nsys"),
+        ("ncu", "ncu_output", "ncu"),
+    ],
+)
+def test_each_profilers_output_is_analysed_beside_it(
+    tmp_path: Path, env: dict[str, str], tool: str, folder: str, fmt: str
+) -> None:
+    done = gpuscope(tmp_path, env, "--tools", tool, "--", PY, "-c", "print('model')")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    report = json.loads((run_dir / folder / "analysis.json").read_text())
+    assert report["schema"] == "gpuscope.analysis/1"
+    assert report["source"]["format"] == fmt
+    count, ns = _kernels_in(tool, run_dir / folder)
+    assert report["kernels"]["count"] == count
+    assert report["kernels"]["time_us"] == pytest.approx(ns / 1000, abs=1e-3)
+    assert "analysis.json" in json.dumps(manifest(run_dir))
