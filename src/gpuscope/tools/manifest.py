@@ -18,6 +18,9 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       sent SIGKILL that long after the first stop signal (else null)
     files             [{path, bytes}] relative to run_dir
     warnings, error
+    clocks            {realtime_ns, monotonic_ns, boottime_ns, read_ns} read back to back at the
+                      start: relates the profilers' clocks (boot, epoch) to the samplers'
+                      (monotonic); read_ns = how long the three reads took (their uncertainty)
 
 A run killed with gpuscope itself (kill -9) keeps the start manifest with status "running".
 """
@@ -25,6 +28,7 @@ A run killed with gpuscope itself (kill -9) keeps the start manifest with status
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,6 +67,7 @@ class Manifest:
     files: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    clocks: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -76,6 +81,17 @@ class Manifest:
 
 def utc_iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def read_clocks() -> dict[str, int]:
+    """CLOCK_REALTIME, CLOCK_MONOTONIC and (Linux) CLOCK_BOOTTIME now, in ns, read back to back."""
+    boot = getattr(time, "CLOCK_BOOTTIME", None)
+    first = time.perf_counter_ns()
+    clocks = {"monotonic_ns": time.monotonic_ns(), "realtime_ns": time.time_ns()}
+    if boot is not None:
+        clocks["boottime_ns"] = time.clock_gettime_ns(boot)
+    clocks["read_ns"] = time.perf_counter_ns() - first
+    return clocks
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:

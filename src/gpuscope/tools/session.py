@@ -32,7 +32,7 @@ from gpuscope.tools.child import (
 )
 from gpuscope.tools.config import ToolConfig
 from gpuscope.tools.host import HostInfo, detect_host
-from gpuscope.tools.manifest import Manifest, utc_iso
+from gpuscope.tools.manifest import Manifest, read_clocks, utc_iso
 from gpuscope.tools.registry import Planned, Registry, default_registry, instantiate
 from gpuscope.tools.rundir import create_run_dir, list_files
 from gpuscope.tools.stack import Composition, compose, open_layers
@@ -157,6 +157,7 @@ def _start_manifest(
         gpus=[gpu.to_dict() for gpu in host.gpus],
         started_at=utc_iso(started),
         env=dict(request.env_vars),
+        clocks=read_clocks(),
     )
     manifest.write()
     return manifest
