@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
+    from gpuscope.capture.profile import ProfileResult
     from gpuscope.timing.ab import Comparison
     from gpuscope.timing.measurement import Measurement
 
@@ -33,6 +34,14 @@ def bench(fn: Any, *args: Any, **options: Any) -> Measurement:
     return _bench(fn, *args, **options)
 
 
+def profile(fn: Any, *args: Any, **options: Any) -> ProfileResult:
+    """Profile `fn(*args)`: first call, warm-up, a scheduled torch.profiler window, the report;
+    see `gpuscope.capture.profile`."""
+    from gpuscope.capture.profile import profile as _profile
+
+    return _profile(fn, *args, **options)
+
+
 def compare(a: Any, b: Any, inputs: Any = (), **options: Any) -> Comparison:
     """A/B test two implementations: correctness, then interleaved timing and a verdict."""
     from gpuscope.timing.ab import compare as _compare
@@ -40,4 +49,4 @@ def compare(a: Any, b: Any, inputs: Any = (), **options: Any) -> Comparison:
     return _compare(a, b, inputs, **options)
 
 
-__all__ = ["__version__", "analyze", "bench", "compare"]
+__all__ = ["__version__", "analyze", "bench", "compare", "profile"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 COMMANDS: dict[str, str] = {
     "analyze": "gpuscope.commands.analyze",
     "bench": "gpuscope.commands.bench",
+    "profile": "gpuscope.commands.profile",
     "run": "gpuscope.commands.run",
     "doctor": "gpuscope.commands.doctor",
     "libtrace": "gpuscope.commands.libtrace",

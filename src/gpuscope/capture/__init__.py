@@ -1,0 +1,1 @@
+"""Capturing profiles of Python callables (`gpuscope profile`)."""
