@@ -14,4 +14,5 @@ COMMANDS: dict[str, str] = {
     "run": "gpuscope.commands.run",
     "doctor": "gpuscope.commands.doctor",
     "libtrace": "gpuscope.commands.libtrace",
+    "export": "gpuscope.commands.export",
 }

@@ -26,6 +26,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument(
+        "--perfetto",
+        metavar="FILE",
+        help="also write one Chrome/Perfetto timeline of the inputs (.json or .json.gz)",
+    )
     parser.add_argument("--top", type=int, default=15, metavar="N", help="top kernels (15)")
     parser.add_argument(
         "--categories", metavar="FILE", help="extra kernel category rules (JSON, tried first)"
@@ -55,6 +60,10 @@ def main(args: argparse.Namespace) -> int:
             print(f"error: {error}", file=sys.stderr)
             failed += 1
     _emit(reports, args)
+    if args.perfetto and reports:
+        from gpuscope.commands.export import write_timeline
+
+        write_timeline(args.traces, args.perfetto)
     return 2 if failed else 0
 
 

@@ -1,0 +1,7 @@
+"""Exports of traces to other tools' formats: a Chrome / Perfetto JSON timeline (`perfetto`)."""
+
+from __future__ import annotations
+
+from gpuscope.export.perfetto import ExportResult, export_perfetto
+
+__all__ = ["ExportResult", "export_perfetto"]
