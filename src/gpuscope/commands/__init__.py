@@ -9,6 +9,7 @@ from __future__ import annotations
 # command name -> module; the order is the order shown in --help
 COMMANDS: dict[str, str] = {
     "analyze": "gpuscope.commands.analyze",
+    "diff": "gpuscope.commands.diff",
     "bench": "gpuscope.commands.bench",
     "profile": "gpuscope.commands.profile",
     "run": "gpuscope.commands.run",

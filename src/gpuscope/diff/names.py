@@ -1,0 +1,56 @@
+"""Kernel names made comparable across two profiles: what stays when the build or the tuning moves.
+
+Three levels, each coarser than the one before; the diff matches on the finest level it can:
+
+- `exact(name)`: the name with hash-like tokens removed (`_0x1f3a9c2e`, `_9f86d081884c7d65`), so
+  a rebuilt kernel keeps its identity.
+- `normalised(name)`: the kernel's namespace-qualified function name and its first-level template
+  arguments that are not types or numbers (`_kernel_names.name_parts`), with plumbing arguments
+  (`std::array`, `at::detail::Array`) dropped: `vectorized_elementwise_kernel<4, CUDAFunctor_add<
+  c10::BFloat16>, std::array<char*, 3>>` and its `<8, …>` build on another GPU are both
+  `at::native::vectorized_elementwise_kernel<at::native::CUDAFunctor_add>`.
+- `family(name)`: the normalised name without tile and configuration suffixes: tile shapes
+  (`_256x128`, `_64x3`, `tilesize64x64x64`, `_MI16x16x1`), alignment (`_align8`), everything of a
+  Tensile / hipBLASLt `Cijk_…` name from its macro tile (`_MT128x144x64…`) on, and a trailing
+  compiler counter (`triton_poi_fused_add_3`). A library choosing another tile for the same GEMM
+  keeps the family.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuscope.analysis._kernel_names import name_parts
+
+# a hex token: `0x` + 6 or more hex digits, or 12 or more hex digits holding a digit and a letter
+_HASH = re.compile(
+    r"[_.$](?:0x[0-9a-fA-F]{6,}|(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,})"
+    r"(?=[_.$]|$)"
+)
+_PLUMBING = re.compile(
+    r"^(?:std::array|at::detail::Array|\w*OffsetCalculator|at::native::memory::\w+)$"
+)
+_TENSILE_TILE = re.compile(r"_MT\d+x\d+.*$")
+_TILE = re.compile(r"_(?:[A-Za-z]*\d+(?:x\d+)+|align\d+)(?=[_>\s]|$)")
+_COUNTER = re.compile(r"_\d+$")
+
+
+def exact(name: str) -> str:
+    """The name without hash-like hex tokens (`0x` + 6 hex digits, or 12 with a digit and a
+    letter) and the `_` or `.` before them."""
+    return _HASH.sub("", name.strip())
+
+
+def normalised(name: str) -> str:
+    """`qualified::name<kept template arguments>`: what the kernel is, without its types."""
+    parts = name_parts(exact(name))
+    kept = [a for a in parts.templates.split(" ") if a and not _PLUMBING.match(a)]
+    return f"{parts.qualified}<{' '.join(kept)}>" if kept else parts.qualified
+
+
+def family(name: str) -> str:
+    """The normalised name without tile / configuration suffixes and a trailing counter."""
+    key = normalised(name)
+    if key.startswith("Cijk_"):
+        return _TENSILE_TILE.sub("", key)
+    return _COUNTER.sub("", _TILE.sub("", key))
