@@ -12,6 +12,14 @@ class GpuscopeError(Exception):
 
     exit_code = 2
 
+    def __str__(self) -> str:
+        # one `error:` line even when the message quotes a file's bytes (a lone \r, a NUL)
+        return super().__str__().translate(_ONE_LINE)
+
+
+# what str.splitlines() breaks at, and NUL: shown as spaces
+_ONE_LINE = dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00"), " ")
+
 
 class InputError(GpuscopeError):
     """A file or argument is not what was expected (missing, empty, wrong format)."""

@@ -17,6 +17,7 @@ import csv
 import io
 import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,7 +130,7 @@ def read_columns(
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what)
     try:
         return _read_fast(path, columns, skip, ints, floats, texts)
-    except (ValueError, IndexError, UnicodeDecodeError, OverflowError):
+    except (ValueError, IndexError, UnicodeDecodeError, OverflowError, csv.Error):
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what)
 
 
@@ -159,7 +160,9 @@ def _read_fast(
         if not present:
             continue
         keys = list(present)
-        table = np.loadtxt(path, dtype=dtype, usecols=[present[k] for k in keys], **options)
+        with warnings.catch_warnings():  # a header without rows is read as zero rows
+            warnings.filterwarnings("ignore", "loadtxt: input contained no data", UserWarning)
+            table = np.loadtxt(path, dtype=dtype, usecols=[present[k] for k in keys], **options)
         if rows is not None and len(table) != rows:
             raise ValueError("columns of different lengths")
         rows = len(table)
@@ -206,7 +209,10 @@ def _tail_is_complete(path: str, width: int) -> bool:
     last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
     if last.count('"') % 2:
         return False
-    return len(next(csv.reader([last]), [])) >= width
+    try:
+        return len(next(csv.reader([last]), [])) >= width
+    except csv.Error:  # a lone \r, a NUL: the careful path decides
+        return False
 
 
 def _read_slow(
@@ -222,22 +228,22 @@ def _read_slow(
 ) -> Columns:
     wanted = {**_present(ints), **_present(floats), **_present(texts)}
     values: dict[str, list[str]] = {key: [] for key in wanted}
-    rows = _rows(path, skip)
     bad = 0
     last_cut = False
-    for row in rows:
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        if fix_row is not None:
-            row = fix_row(row)
-        if len(row) < width:
-            if rows.at_end():
-                last_cut = True
-                break
-            bad += 1
-            continue
-        for key, position in wanted.items():
-            values[key].append(row[position])
+    with _rows(path, skip) as rows:
+        for row in rows:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if fix_row is not None:
+                row = fix_row(row)
+            if len(row) < width:
+                if rows.at_end():
+                    last_cut = True
+                    break
+                bad += 1
+                continue
+            for key, position in wanted.items():
+                values[key].append(row[position])
     out.rows = len(next(iter(values.values()))) if values else 0
     for key in _present(ints):
         out.data[key] = _to_ints(values[key])
@@ -252,6 +258,9 @@ def _read_slow(
         )
     if bad:
         out.warnings.append(f"skipped {bad:,} rows with fewer fields than the {what} header")
+    if rows.error:
+        out.warnings.append(f"stopped at a row the CSV parser rejects ({rows.error}): read "
+                            f"the {out.rows:,} rows before it")  # fmt: skip
     return out
 
 
@@ -263,15 +272,22 @@ class _Rows:
         for _ in range(skip):
             self.handle.readline()
         self.reader = csv.reader(self.handle)
-        self.done = False
+        self.error = ""
         self.pending = self._next()
+
+    def __enter__(self) -> _Rows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
 
     def _next(self) -> list[str] | None:
         try:
             return next(self.reader)
         except StopIteration:
             return None
-        except csv.Error:  # e.g. a NUL byte: the rest of the file is unreadable as CSV
+        except csv.Error as error:  # e.g. a field over the size limit: the rest is unreadable
+            self.error = str(error)
             return None
 
     def __iter__(self) -> _Rows:
@@ -314,10 +330,11 @@ def parse_int(text: str) -> int:
     """An integer cell: '12', '1,980,000', '12.0', '0x1f'; -1 for anything else."""
     text = text.strip().replace(",", "")
     try:
-        return int(text, 16) if text.lower().startswith("0x") else int(text)
+        value = int(text, 16) if text.lower().startswith("0x") else int(text)
     except ValueError:
-        value = parse_float(text)
-        return int(value) if math.isfinite(value) and abs(value) < 2**63 else -1
+        number = parse_float(text)
+        return int(number) if math.isfinite(number) and abs(number) < 2**63 else -1
+    return value if -(2**63) <= value < 2**63 else -1
 
 
 def parse_float(text: str) -> float:
@@ -329,5 +346,8 @@ def parse_float(text: str) -> float:
 
 
 def csv_row(line: str) -> list[str]:
-    """One line parsed as CSV."""
-    return next(csv.reader(io.StringIO(line)), [])
+    """One line parsed as CSV (split at commas when the CSV parser rejects it)."""
+    try:
+        return next(csv.reader(io.StringIO(line)), [])
+    except csv.Error:  # a lone \r, a field over the size limit
+        return line.split(",")
