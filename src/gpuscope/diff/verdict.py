@@ -18,6 +18,7 @@ from gpuscope.report import _format as fmt
 if TYPE_CHECKING:
     from gpuscope.diff.compare import Diff
 
+UNJUDGED = ("unknown", "no-gpu-activity")  # verdicts that do not say what paces the work
 MEASURES = {
     "step_time": "mean step time",
     "gpu_busy": "GPU busy time",
@@ -139,13 +140,15 @@ def _text(v: dict[str, Any], d: Diff) -> str:
         tail = f"significant ({_welch_text(significance)})"
     else:
         tail = f"not significant, within the noise ({_welch_text(significance)})"
-    bound = v["bound"]
-    pace = (
-        f" Was {bound['before']['bound']}, now {bound['after']['bound']}."
-        if bound["changed"]
-        else f" Still {bound['after']['bound']}."
-    )
-    return f"{head}; {tail}.{pace}"
+    return f"{head}; {tail}.{_pace(v['bound'])}"
+
+
+def _pace(bound: dict[str, Any]) -> str:
+    """What paces the work, before and after; nothing when neither side could say."""
+    before, after = bound["before"]["bound"], bound["after"]["bound"]
+    if before in UNJUDGED and after in UNJUDGED:
+        return ""
+    return f" Was {before}, now {after}." if bound["changed"] else f" Still {after}."
 
 
 def _welch_text(s: dict[str, Any]) -> str:

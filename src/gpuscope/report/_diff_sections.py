@@ -7,6 +7,7 @@ form for a pull-request comment: the verdict, caveats, the headline numbers and 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
@@ -32,7 +33,9 @@ BRIEF_METRICS = ("gpu_time_us", "kernel_time_us", "kernels", "gpu_busy_us", "spa
 BRIEF_MOVERS = 10
 MOVERS_SHOWN = 25
 LISTED = 15  # new / vanished kernels listed
-NAME_WIDTH = 60
+NAME_WIDTH = 72
+_QUALIFIER = re.compile(r"\b[A-Za-z_]\w*::")
+_LAMBDAS = re.compile(r"::\{lambda[^}]*\}|::operator(?: const)?")  # noise in a normalised name
 MATCH_TEXT = {
     "exact": "same name",
     "name": "same normalised name",
@@ -264,7 +267,7 @@ def _kernel_label(c: Report, width: int) -> str:
         where = f"{shape['op']} {_dims(shape['input_dims'])}" if shape else str(c["key"])
         return f"{where}: {_short(before, width)} → {_short(after, width)}"
     if c["match"] == "name" and before[:1] != after[:1]:
-        return fmt.short_name(str(c["key"]), width)
+        return fmt.short_name(_LAMBDAS.sub("", str(c["key"])), width)
     if c["match"] == "family" and before[:1] != after[:1]:
         return f"{_short(before, width)} → {_short(after, width)}"
     return _short(before or after, width)
@@ -291,7 +294,22 @@ def _display(name: str, width: int) -> str:
     tile = next((t for t in tokens if t.startswith("MT") and "x" in t), "")
     if name.startswith("Cijk_") and tile:
         return "_".join(tokens[:3]) + "…" + tile
-    return fmt.short_name(name, width)
+    whole = _head(name)
+    return whole if len(whole) <= width else fmt.short_name(name, width)
+
+
+def _head(name: str) -> str:
+    """The name with its template arguments in full but without namespaces, return type and
+    argument list, so that `add<int>` and `add<float>` stay apart:
+    `vectorized_elementwise_kernel<4,CUDAFunctor_add<int>,Array<char*,3>>`."""
+    text = name.strip().removeprefix("void ").replace("(anonymous namespace)::", "")
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "<") - (ch == ">")
+        if ch == "(" and depth == 0 and i > 0:
+            text = text[:i]
+            break
+    return _QUALIFIER.sub("", text).replace(", ", ",").replace("> >", ">>")
 
 
 def _dims(text: str) -> str:

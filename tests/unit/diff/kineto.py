@@ -2,8 +2,8 @@
 chooses, so that every expected number is known before gpuscope reads the file.
 
 A step is a `ProfilerStep#N` range; in it each kernel gets a CPU operator (with recorded input
-dims and types), a `cudaLaunchKernel` linked to the kernel, and the kernel itself, GAP_US after
-the previous one. All times are µs, as Kineto writes them.
+dims and types), a `cudaLaunchKernel` linked to the kernel, and the kernel itself, `gap` µs
+(GAP_US unless told) after the previous one ends. All times are µs, as Kineto writes them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class Call:
 @dataclass
 class Writer:
     device: str = "NVIDIA H100 80GB HBM3"
+    gap: float = GAP_US  # host time between kernels
     events: list[dict[str, Any]] = field(default_factory=list)
     clock: float = 1000.0
     next_id: int = 1
@@ -63,7 +64,7 @@ class Writer:
         self.events.append(_x("cuda_runtime", "cudaLaunchKernel", 1, 1, at + 1.0, 5.0, launch))
         kernel = {"External id": ext, "correlation": corr, "device": 0, "stream": 7}
         self.events.append(_x("kernel", call.kernel, 0, 7, at + 7.0, call.dur, kernel))
-        self.clock = at + 7.0 + call.dur + GAP_US
+        self.clock = at + 7.0 + call.dur + self.gap
 
     def _id(self) -> int:
         self.next_id += 1

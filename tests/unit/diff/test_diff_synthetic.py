@@ -208,6 +208,31 @@ def test_noise_only_is_not_significant(tmp_path: Path) -> None:
     assert called <= 3  # P(≥ 4 of 20 | no change) ≈ 1.6 %
 
 
+def test_cpu_bound_to_gpu_bound(tmp_path: Path) -> None:
+    """The same kernels launched back to back instead of 100 µs apart, in fewer steps: what
+    paces the work changes, and the findings about the host's lateness go away."""
+    rng = random.Random(3)
+    base = {GEMM: 150.0, SOFTMAX: 40.0, ADD: 20.0}
+    before, after = Writer(), Writer(gap=-6.5)  # the next launch overlaps the running kernel
+    for i in range(STEPS):
+        before.step(i, calls(noisy(base, rng, 1.0)))
+    for i in range(STEPS - 2):
+        after.step(i, calls(noisy(base, rng, 1.0)))
+    a = analyze(read_trace(str(before.write(tmp_path / "before.json"))))
+    b = analyze(read_trace(str(after.write(tmp_path / "after.json"))))
+    report = diff(a, b).to_dict()
+    bound = report["verdict"]["bound"]
+    assert (bound["before"]["bound"], bound["after"]["bound"]) == (a.verdict.bound, b.verdict.bound)
+    assert bound["before"]["bound"] == "cpu-bound" and bound["after"]["bound"] == "gpu-bound"
+    assert bound["changed"] and "Was cpu-bound, now gpu-bound." in report["verdict"]["text"]
+    assert report["verdict"]["direction"] == "faster"
+    assert report["verdict"]["significance"]["significant"] is True
+    assert report["verdict"]["significance"]["after_n"] == STEPS - 2
+    gone = {f["id"] for f in a.findings} - {f["id"] for f in b.findings}
+    assert gone and {f["id"] for f in report["findings"]["disappeared"]} == gone
+    assert "different-step-counts" in [c["id"] for c in report["caveats"]]
+
+
 def test_without_steps_the_difference_cannot_be_called_significant(tmp_path: Path) -> None:
     before, after = Writer(), Writer()
     before.loose(calls({GEMM: 100.0, ADD: 10.0}))
