@@ -95,9 +95,68 @@ def test_gzip_stream_corrupt_mid_way(tmp_path: Path) -> None:
     events = [
         {"name": f"k{i}", "ph": "X", "ts": i, "dur": 1, "pid": 1, "tid": 1} for i in range(99)
     ]
-    packed = bytearray(gzip.compress(json.dumps({"traceEvents": events}).encode(), mtime=0))
-    packed[len(packed) // 2] ^= 0xFF
-    run(write(tmp_path / "trace.json.gz", bytes(packed)), tmp_path)
+    packed = gzip.compress(json.dumps({"traceEvents": events}).encode(), mtime=0)
+    packed = packed[:20] + packed[21:]  # one byte of the deflate stream gone: zlib.error
+    run(write(tmp_path / "trace.json.gz", packed), tmp_path)
 
 
 _ = EXIT_2
+
+
+# --- Kineto and rpd2tracing JSON (trace/_jsonstream.py, readers/kineto.py, _kineto_decode.py) --
+
+
+def kineto(events: list[dict[str, object]]) -> str:
+    return json.dumps({"traceEvents": events})
+
+
+def kernel(ts: object = 10, dur: object = 5, **more: object) -> dict[str, object]:
+    event = {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 7, "ts": ts, "dur": dur}
+    return {**event, **more}
+
+
+def test_deeply_nested_value_in_an_event(tmp_path: Path) -> None:
+    """kineto:7 (json.deep): msgspec's RecursionError escaped the event stream."""
+    text = kineto([kernel(), kernel(20, args="DEEP")]).replace('"DEEP"', "[" * 9999 + "]" * 9999)
+    run(write(tmp_path / "trace.json", text), tmp_path)
+
+
+def test_deeply_nested_value_after_the_events(tmp_path: Path) -> None:
+    """kineto:204 (json.deep): the same from the keys after the event array."""
+    text = kineto([kernel()])[:-1] + ', "x": ' + "[" * 9999 + "]" * 9999 + "}"
+    run(write(tmp_path / "trace.json", text), tmp_path)
+
+
+def test_timestamp_text_that_is_not_a_number(tmp_path: Path) -> None:
+    """kineto:176 (json.long-text): a batch read loosely had its "\\\\" ts parsed as a float."""
+    run(write(tmp_path / "trace.json", kineto([kernel(), kernel("\\")])), tmp_path)
+
+
+def test_timestamps_past_int64_nanoseconds(tmp_path: Path) -> None:
+    """kineto:61 (json.bad-number): 1e308 µs cast to int64 (numpy's invalid-value warning)."""
+    text = kineto([kernel(), kernel(1e308, 1e308), kernel("1e999"), kernel(10**30)])
+    run(write(tmp_path / "trace.json", text), tmp_path)
+
+
+def rpd_json(events: list[dict[str, object]]) -> str:
+    """rpd2tracing's array form: string numbers, process metadata, GPU ops on pid 2."""
+    meta = {"name": "process_name", "ph": "M", "pid": "2", "args": {"name": "GPU2"}}
+    return json.dumps([{}, meta, *events])
+
+
+def gpu_op(ts: object, dur: object) -> dict[str, object]:
+    return {"pid": "2", "tid": "0", "name": "k", "ts": ts, "dur": dur, "ph": "X",
+            "args": {"desc": "KernelExecution"}}  # fmt: skip
+
+
+def test_rpd_json_timestamp_of_the_wrong_type(tmp_path: Path) -> None:
+    """rpd:114 (json.other-value): a list as ts was passed to bytes() (TypeError)."""
+    text = rpd_json([gpu_op("100", "5"), gpu_op(["1"], "5"), gpu_op(None, {"a": 1})])
+    run(write(tmp_path / "matmul_result.json", text), tmp_path)
+
+
+def test_rpd_json_numbers_past_int64(tmp_path: Path) -> None:
+    """rpd:90 (json.bad-number): huge ids and durations overflowed numpy's int64."""
+    ops = [gpu_op("100", "5"), gpu_op("200", "99999999999999999999"), gpu_op(1e308, 2**64)]
+    ops.append({**gpu_op("300", "1"), "tid": "1e999"})
+    run(write(tmp_path / "matmul_result.json", rpd_json(ops)), tmp_path)

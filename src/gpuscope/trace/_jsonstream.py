@@ -209,6 +209,8 @@ class EventStream:
         text += b"]"
         try:
             return self.decode(text), end
+        except RecursionError:  # nested deeper than msgspec goes: not events to keep
+            return None
         except UnicodeDecodeError:
             pass
         except msgspec.DecodeError as error:
@@ -227,7 +229,7 @@ class EventStream:
             return None
         try:
             events = self.decode(repaired)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             return None
         self.report.repaired_batches += 1
         return events, end
@@ -281,7 +283,7 @@ def _decode_header(text: bytes) -> dict[str, Any]:
     for candidate in (body + b"}", body):
         try:
             value = msgspec.json.decode(candidate)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
             return value

@@ -139,6 +139,8 @@ def text_us_to_ns(text: Any) -> int:
     """Exact µs → ns for a JSON number given as text/bytes/number ('1712195495519689.047')."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         text = repr(text)
+    if not isinstance(text, (str, bytes, bytearray, msgspec.Raw)):
+        return 0  # null, a list, an object: no time (as for any text that is not a number)
     raw = text.encode() if isinstance(text, str) else bytes(text)
     sign = -1 if raw.startswith(b"-") else 1
     body = raw.lstrip(b"-+")
@@ -148,7 +150,7 @@ def text_us_to_ns(text: Any) -> int:
     ns = int(whole) * 1000 + int((frac + b"000")[:3])
     if len(frac) > 3 and frac[3] >= ord("5"):
         ns += 1
-    return sign * ns
+    return sign * ns if ns < 2**63 else 0
 
 
 _THREE_DECIMALS = re.compile(rb"-?\d+\.\d{3}(?=\s|$)")
@@ -168,9 +170,10 @@ def raw_us_to_ns(values: list[msgspec.Raw]) -> npt.NDArray[np.int64]:
 
 def _decimal_us_to_ns(raw: bytes) -> int:
     try:
-        return int((Decimal(raw.decode()) * 1000).to_integral_value())
-    except (InvalidOperation, ValueError, UnicodeDecodeError):
+        ns = int((Decimal(raw.decode()) * 1000).to_integral_value())
+    except (InvalidOperation, ValueError, UnicodeDecodeError, OverflowError):
         return 0
+    return ns if -(2**63) <= ns < 2**63 else 0
 
 
 def loose_args(value: Any) -> LooseArgs:

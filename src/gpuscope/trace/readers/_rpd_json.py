@@ -163,9 +163,13 @@ def _ints(values: list[Any]) -> I64:
 
 def _as_int(value: Any) -> int:
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):  # null, "abc", NaN, Infinity
         return -1
+    return number if -(2**63) <= number < 2**63 else -1
+
+
+_US_LIMIT = 2**63 // 1000  # µs past it wrap when ×1000 in int64
 
 
 def us_to_ns(values: list[Any]) -> I64:
@@ -174,8 +178,10 @@ def us_to_ns(values: list[Any]) -> I64:
         return np.zeros(0, np.int64)
     if {type(v) for v in values} <= {str, int}:
         try:
-            result: I64 = np.array(values, np.int64) * 1000
-            return result
+            us = np.array(values, np.int64)
+            if len(us) and int(us.min()) > -_US_LIMIT and int(us.max()) < _US_LIMIT:
+                result: I64 = us * 1000
+                return result
         except (ValueError, OverflowError):
             pass
     return np.array([text_us_to_ns(v) for v in values], np.int64)

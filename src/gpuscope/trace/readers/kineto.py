@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from collections import defaultdict
 from typing import Any
 
@@ -91,7 +92,7 @@ def _head(path: str, size: int) -> bytes:
                 return handle.read(size)
         with open(path, "rb") as handle:
             return handle.read(size)
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         return b""
 
 
@@ -161,6 +162,8 @@ class _Builder:
             self._add_span(group)
 
     def _ts(self, group: list[Any]) -> I64:
+        if isinstance(group[0], dec.LooseEvent):  # a batch the typed decoders refused
+            return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
         if self.mode == "fast":
             return float_us_to_ns(np.array([e.ts for e in group], np.float64))
         if self.mode == "exact":
@@ -172,7 +175,7 @@ class _Builder:
         return {
             "name": self._intern(group),
             "start": self._ts(group),
-            "dur": np.maximum(np.rint(durs * 1000.0), 0).astype(np.int64),
+            "dur": np.maximum(np.rint(_sane_us(durs) * 1000.0), 0).astype(np.int64),
         }
 
     def _intern(self, group: list[Any]) -> Any:
@@ -314,7 +317,8 @@ class _Builder:
 
     def _add_span(self, group: list[Any]) -> None:
         starts = self._ts(group)
-        ends = starts + np.rint(np.array([e.dur for e in group]) * 1000).astype(np.int64)
+        durs = _sane_us(np.array([e.dur for e in group], np.float64))
+        ends = starts + np.rint(durs * 1000).astype(np.int64)
         lo, hi = int(starts.min()), int(ends.max())
         if self.span is not None:
             lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
@@ -400,10 +404,17 @@ def _provides(header: dict[str, Any], tables: dict[str, Any]) -> frozenset[str]:
 
 def float_us_to_ns(us: Any) -> I64:
     """µs floats → int64 ns, exact for |µs| < 2**43 (integer and fraction converted apart)."""
+    us = _sane_us(us)
     whole = np.floor(us)
     frac_ns = np.rint((us - whole) * 1000.0).astype(np.int64)
     result: I64 = whole.astype(np.int64) * 1000 + frac_ns
     return result
+
+
+def _sane_us(us: Any) -> Any:
+    """µs that fit int64 ns; NaN, infinities and values past ±9e15 µs (285 years) become 0."""
+    us = np.asarray(us, np.float64)
+    return np.where(np.isfinite(us) & (np.abs(us) < 9e15), us, 0.0)
 
 
 def _needs_exact(events: list[Any], text: bytes | bytearray) -> bool:
