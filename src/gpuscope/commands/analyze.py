@@ -38,6 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no terminal report (files only)"
     )
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="several traces: analyse them in N processes (1 per CPU)")  # fmt: skip
+    parser.add_argument("--engine", choices=("local", "ray", "dask"), default="local",
+                        help="where several traces are analysed: a local process pool "
+                        "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> int:
@@ -47,6 +52,13 @@ def main(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
     rules = load_rules(args.categories)
+    several = _several(args)
+    if several is not None:  # several traces: in parallel, and across ranks when of one job
+        from gpuscope.ranks.command import analyze_sources
+
+        found, ranks, broken = analyze_sources(several[0], args)
+        _emit(found, args, ranks)
+        return 2 if broken + several[1] else 0
     reports: list[dict[str, Any]] = []
     failed = 0
     for path in args.traces:
@@ -65,6 +77,27 @@ def main(args: argparse.Namespace) -> int:
 
         write_timeline(args.traces, args.perfetto)
     return 2 if failed else 0
+
+
+def _several(args: argparse.Namespace) -> tuple[list[Any], int] | None:
+    """(sources, paths that failed) when the arguments hold several traces; None for one."""
+    from gpuscope.errors import GpuscopeError
+    from gpuscope.trace.registry import find_sources
+
+    if len(args.traces) == 1:
+        try:
+            found = find_sources(args.traces[0])
+        except GpuscopeError:
+            return None  # the one-trace path reports it
+        return (found, 0) if len(found) > 1 else None
+    sources, failed = [], 0
+    for path in args.traces:
+        try:
+            sources += find_sources(path)
+        except GpuscopeError as error:
+            print(f"error: {error}", file=sys.stderr)
+            failed += 1
+    return sources, failed
 
 
 def _analyze_path(
@@ -100,28 +133,47 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
     return analyze(trace, rules, top).to_dict()
 
 
-def _emit(reports: list[dict[str, Any]], args: argparse.Namespace) -> None:
+def _emit(
+    reports: list[dict[str, Any]], args: argparse.Namespace, ranks: dict[str, Any] | None = None
+) -> None:
+    """`ranks`: the cross-rank report (docs/ranks.md), under "ranks" and as the first section."""
     if not reports:
         return
+    lead = _lead(ranks)
     if args.json:
         import msgspec
 
         data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
+        if ranks is not None:
+            data["ranks"] = ranks
         _write(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
     if args.md:
         from gpuscope.report.markdown import render_markdown
 
-        _write(args.md, render_markdown(reports).encode())
+        _write(args.md, render_markdown(reports, lead).encode())
     if args.html:
         from gpuscope.report.html import render_html
 
-        _write(args.html, render_html(reports).encode())
+        _write(args.html, render_html(reports, lead).encode())
     if not args.quiet:
         from rich.console import Console
 
         from gpuscope.report.terminal import render_terminal
 
-        render_terminal(reports, Console(highlight=False))
+        if ranks is not None:
+            from gpuscope.ranks.command import render_job
+
+            render_job(reports, lead, Console(highlight=False))
+        else:
+            render_terminal(reports, Console(highlight=False))
+
+
+def _lead(ranks: dict[str, Any] | None) -> list[Any]:
+    if ranks is None:
+        return []
+    from gpuscope.ranks.section import section
+
+    return [section(ranks)]
 
 
 def _write(target: str, data: bytes) -> None:

@@ -13,16 +13,19 @@ from gpuscope.report._sections import trace_section
 SCHEMA = "gpuscope.analysis/1"
 
 
-def document(reports: Sequence[Mapping[str, Any]]) -> tuple[Section, ...]:
-    """Check the dicts are analyses this renderer knows, then lay out their sections."""
+def document(
+    reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()
+) -> tuple[Section, ...]:
+    """Check the dicts are analyses this renderer knows, then lay out their sections; `lead`
+    sections (e.g. the cross-rank report) come first."""
     if not reports:
         raise InputError("nothing to render: expected at least one analysis dict")
     for i, report in enumerate(reports, 1):
         _check(report, i)
     sections = tuple(trace_section(r, i) for i, r in enumerate(reports, 1))
     if len(reports) == 1:
-        return sections
-    return (comparison_section(reports), *sections)
+        return (*lead, *sections)
+    return (*lead, comparison_section(reports), *sections)
 
 
 def _check(report: Mapping[str, Any], index: int) -> None:

@@ -30,9 +30,10 @@ PAGE = Markup(
 )
 
 
-def render_html(reports: Sequence[Mapping[str, Any]]) -> str:
-    """The whole page: comparison table first when several traces, then one section each."""
-    sections = document(reports)
+def render_html(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()) -> str:
+    """The whole page: `lead` sections, a comparison table when several traces, then one
+    section each."""
+    sections = document(reports, lead)
     names = [PurePath(str(r["source"]["path"])).name for r in reports]
     subtitle = f"{len(reports)} traces: {', '.join(names)}" if len(reports) > 1 else names[0]
     body = Markup("\n").join(_section(s, depth=2) for s in sections)

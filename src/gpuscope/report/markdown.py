@@ -35,10 +35,11 @@ _LINE_START = re.compile(r"^([>#+-])")
 _BACKTICKS = re.compile(r"`+")
 
 
-def render_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
-    """One Markdown document: a comparison table when several, then one section per trace."""
+def render_markdown(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()) -> str:
+    """One Markdown document: `lead` sections, a comparison table when several, then one
+    section per trace."""
     lines = ["# gpuscope analysis", ""]
-    for section in document(reports):
+    for section in document(reports, lead):
         lines += _section(section, depth=2)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -1,0 +1,202 @@
+"""The cross-rank part of a report (the `"ranks"` dict) as a document section, drawn by every
+view (terminal, Markdown, HTML). Display only: every number is read from the dict."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Block, Cell, Facts, Section, Table, Text
+from gpuscope.report._sections import SEVERITY_LEVEL
+
+Part = Mapping[str, Any]
+STEP_MATRIX_RANKS = 16  # the per-step × per-rank table only up to this many ranks
+
+
+def section(part: Part) -> Section:
+    blocks: list[Block] = [_facts(part), _findings(part["findings"]), _per_rank(part)]
+    blocks += [b for b in (_steps(part), _kinds(part), _worst(part), _bandwidth(part)) if b]
+    title = f"Across ranks ({_of(part)})"
+    return Section(title, tuple(blocks), anchor="ranks")
+
+
+def _of(part: Part) -> str:
+    world = part.get("world_size")
+    seen = part["ranks_analysed"]
+    return f"{seen} of {world} ranks" if world and world != seen else f"{seen} ranks"
+
+
+def _facts(part: Part) -> Facts:
+    clock = part["clock"]
+    coll = part["collectives"]
+    residual = clock.get("residual") or {}
+    unaligned = clock["unaligned_ranks"]
+    items = [
+        ("hosts", ", ".join(part["hosts"]) or "not recorded"),
+        ("clocks", _clock_text(clock)),
+        ("aligned to", f"{fmt.duration(residual.get('p50_us'))} median, "
+                       f"{fmt.duration(residual.get('max_us'))} max (spread of a collective's "
+                       "ends across ranks after alignment)" if residual else "—"),
+        ("not aligned", ", ".join(str(r) for r in unaligned) if unaligned else "none"),
+        ("collectives", f"{fmt.count(coll['matched'])} matched across ranks; "
+                        f"{fmt.count(coll['calls_unmatched'])} of {fmt.count(coll['calls'])} "
+                        "calls in no other analysed rank's trace"),
+        ("waiting", f"{fmt.duration(coll['wait_total_us'])} in total for the last rank to "
+                    f"arrive (skew median {fmt.duration((coll.get('skew') or {}).get('p50_us'))})"),
+    ]  # fmt: skip
+    return Facts(tuple(items))
+
+
+def _clock_text(clock: Part) -> str:
+    spread = clock.get("spread_of_offsets_us")
+    text = f"aligned on {clock['aligned_on']} to rank {clock['reference_rank']}"
+    if spread is not None:
+        text += f"; offsets span {fmt.duration(spread)}"
+    return text + f" (ends agree within {fmt.duration(clock['tolerance_us'])})"
+
+
+def _findings(findings: Sequence[Part]) -> Section:
+    if not findings:
+        return Section("Findings across ranks", (Text("No cross-rank rule fired."),))
+    children = []
+    for f in findings:
+        blocks = (Text(str(f["message"])), Text(str(f["action"]), "Action"))
+        level = SEVERITY_LEVEL.get(str(f["severity"]), "info")
+        children.append(Section(str(f["id"]), blocks, badge=str(f["severity"]), level=level))
+    return Section(f"Findings across ranks ({len(findings)})", tuple(children))
+
+
+def _per_rank(part: Part) -> Table:
+    hosts = any(r["host"] for r in part["per_rank"])
+    headers = ("rank", *(("host",) if hosts else ()), "busy", "compute", "comm", "exposed comm",
+               "exposed %", "step mean", "last at", "others wait", "waited")  # fmt: skip
+    rows = tuple(
+        (
+            Cell(str(r["rank"])),
+            *((Cell(r["host"] or "—"),) if hosts else ()),
+            Cell(fmt.duration(r["busy_us"])),
+            Cell(fmt.duration(r["compute_us"])),
+            Cell(fmt.duration(r["communication_us"])),
+            Cell(fmt.duration(r["exposed_communication_us"])),
+            Cell(fmt.percent(r["exposed_share_of_span"])),
+            Cell(fmt.duration(r["step_mean_us"])),
+            Cell(f"{r['last']} of {r['collectives_aligned']}"),
+            Cell(fmt.duration(r["others_wait_us"])),
+            Cell(fmt.duration(r["waited_us"])),
+        )
+        for r in part["per_rank"]
+    )
+    numeric = (False, *((False,) if hosts else ()), *([True] * 9))
+    caption = "per rank (exposed % of the GPU span; last at: collectives it arrived last at)"
+    return Table(headers, rows, numeric, caption)
+
+
+def _steps(part: Part) -> Table | None:
+    steps = part.get("steps")
+    if not steps:
+        return None
+    per_rank = steps["per_rank"]
+    if len(per_rank) <= STEP_MATRIX_RANKS:
+        headers = ("step", *(f"rank {r['rank']} wall / compute" for r in per_rank), "slowest")
+        rows = tuple(
+            (
+                Cell(name),
+                *(
+                    Cell(f"{fmt.duration(r['wall_us'][i])} / {fmt.duration(r['compute_us'][i])}")
+                    for r in per_rank
+                ),
+                Cell(
+                    f"rank {steps['slowest_rank'][i]} "
+                    f"(+{fmt.percent(steps['compute_imbalance'][i])})"
+                ),
+            )
+            for i, name in enumerate(steps["names"])
+        )
+        return Table(headers, rows, (False, *([True] * (len(per_rank) + 1))), _step_caption(steps))
+    headers = ("step", "slowest rank", "compute max / mean")
+    rows = tuple(
+        (
+            Cell(name),
+            Cell(str(steps["slowest_rank"][i])),
+            Cell(f"+{fmt.percent(steps['compute_imbalance'][i])}"),
+        )
+        for i, name in enumerate(steps["names"])
+    )
+    return Table(headers, rows, (False, True, True), _step_caption(steps))
+
+
+def _step_caption(steps: Part) -> str:
+    return f"per step (matched by {steps['matched_by']}; slowest = most compute)"
+
+
+def _kinds(part: Part) -> Table | None:
+    kinds = part["collectives"]["by_kind"]
+    if not kinds:
+        return None
+    headers = ("collective", "matched", "others wait", "skew p50", "skew max", "time p50",
+               "last rank (times)")  # fmt: skip
+    rows = tuple(
+        (
+            Cell(k["kind"]),
+            Cell(fmt.count(k["count"])),
+            Cell(fmt.duration(k["wait_us"])),
+            Cell(fmt.duration(k["skew"]["p50_us"])),
+            Cell(fmt.duration(k["skew"]["max_us"])),
+            Cell(fmt.duration(k["transfer"]["p50_us"])),
+            Cell(", ".join(f"{r} ({n})" for r, n in _top(k["last_rank_counts"]))),
+        )
+        for k in kinds
+    )
+    caption = "collectives matched across ranks (time = the last arriver's kernel)"
+    return Table(headers, rows, (False, *([True] * 5), False), caption)
+
+
+def _top(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda kv: -kv[1])[:3]
+
+
+def _worst(part: Part) -> Table | None:
+    worst = part["collectives"]["worst"]
+    if not worst:
+        return None
+    headers = ("collective", "size", "step", "last rank", "late by", "others wait", "time")
+    rows = tuple(
+        (
+            Cell(w["kind"]),
+            Cell(fmt.nbytes(w["bytes"])),
+            Cell(w["step"] or "—"),
+            Cell(str(w["last_rank"])),
+            Cell(fmt.duration(w["late_us"])),
+            Cell(fmt.duration(w["wait_us"])),
+            Cell(fmt.duration(w["transfer_us"])),
+        )
+        for w in worst
+    )
+    return Table(headers, rows, (False, True, False, True, True, True, True), "longest waits")
+
+
+def _bandwidth(part: Part) -> Table | None:
+    rows_in = part["bandwidth"]
+    if not rows_in:
+        return None
+    headers = ("collective", "size", "ranks", "calls", "time p50", "algbw", "busbw", "best busbw")
+    rows = tuple(
+        (
+            Cell(b["kind"]),
+            Cell(fmt.nbytes(b["bytes"])),
+            Cell(fmt.count(b["group_size"])),
+            Cell(fmt.count(b["count"])),
+            Cell(fmt.duration(b["time_p50_us"])),
+            Cell(_gbs(b["algbw_gbs"])),
+            Cell(_gbs(b["busbw_gbs"])),
+            Cell(_gbs(b["busbw_best_gbs"])),
+        )
+        for b in rows_in
+    )
+    caption = "achieved bandwidth (nccl-tests formulas; GB/s = 1e9 B/s)"
+    return Table(headers, rows, (False, *([True] * 7)), caption)
+
+
+def _gbs(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f} GB/s"

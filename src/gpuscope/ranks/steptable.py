@@ -1,0 +1,90 @@
+"""Per-step time per rank: the ProfilerStep ranges every rank has, side by side.
+
+Steps are matched by name (`ProfilerStep#551` on every rank of one job); ranks whose profilers
+number steps differently are matched by position instead. Durations need no clock alignment.
+The slowest rank of a step is the one with the most compute in it: with synchronous collectives
+the step's wall time evens out across ranks (the fast ones wait inside the collectives), the work
+each rank did does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuscope.ranks.summary import RankSummary
+from gpuscope.trace.model import I64
+
+
+@dataclass(frozen=True)
+class StepTable:
+    """`(rank, step)` arrays, ns; `matched_by` is "name" or "position"."""
+
+    names: tuple[str, ...]
+    matched_by: str
+    wall: I64
+    busy: I64
+    compute: I64
+    comm: I64
+    exposed: I64
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def idle(self) -> I64:
+        result: I64 = self.wall - self.busy
+        return result
+
+    def slowest(self) -> I64:
+        """Per step, the rank index with the most compute."""
+        result: I64 = np.argmax(self.compute, axis=0) if len(self) else np.zeros(0, np.int64)
+        return result
+
+    def imbalance(self) -> np.ndarray:
+        """Per step, max / mean - 1 of the ranks' compute (0 when nothing was computed)."""
+        mean = self.compute.mean(axis=0) if len(self) else np.zeros(0)
+        peak = self.compute.max(axis=0) if len(self) else np.zeros(0)
+        return np.where(mean > 0, peak / np.where(mean > 0, mean, 1) - 1, 0.0)
+
+
+def step_table(ranks: Sequence[RankSummary]) -> StepTable:
+    names, columns = _by_name(ranks)
+    matched_by = "name"
+    if not names:
+        names, columns = _by_position(ranks)
+        matched_by = "position"
+    stacked = [np.asarray(c, np.int64).reshape(len(ranks), len(names)) for c in columns]
+    return StepTable(tuple(names), matched_by, *stacked)
+
+
+def _fields(summary: RankSummary, index: Sequence[int]) -> list[list[int]]:
+    s = summary.steps
+    pick = list(index)
+    return [a[pick].tolist() for a in (s.wall, s.busy, s.compute, s.comm, s.exposed)]
+
+
+def _by_name(ranks: Sequence[RankSummary]) -> tuple[list[str], list[list[int]]]:
+    common = set(ranks[0].steps.names)
+    for summary in ranks[1:]:
+        common &= set(summary.steps.names)
+    names = [n for n in ranks[0].steps.names if n in common]
+    if len(names) != len(set(names)):  # the same step name twice: positions are safer
+        return [], []
+    return names, _gather(ranks, [[s.steps.names.index(n) for n in names] for s in ranks])
+
+
+def _by_position(ranks: Sequence[RankSummary]) -> tuple[list[str], list[list[int]]]:
+    count = min(len(s.steps) for s in ranks)
+    names = [f"step {i + 1}" for i in range(count)]
+    return names, _gather(ranks, [list(range(count)) for _ in ranks])
+
+
+def _gather(ranks: Sequence[RankSummary], index: list[list[int]]) -> list[list[int]]:
+    columns: list[list[int]] = [[] for _ in range(5)]
+    for summary, pick in zip(ranks, index, strict=True):
+        for column, values in zip(columns, _fields(summary, pick), strict=True):
+            column.extend(values)
+    return columns
