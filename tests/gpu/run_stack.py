@@ -22,7 +22,7 @@ NCU = "ncu --clock-control none --launch-count 20 -f --export {run_dir}/ncu_outp
 CONTEXT = {
     "gpu_vendor": "NVIDIA",
     "tools": [
-        {"name": "torch_profiler"},
+        {"name": "torch_profiler", "env_vars": {"GPUSCOPE_TORCH_SCHEDULE": "all"}},
         {"name": "cublas_trace"},
         {"name": "cublaslt_trace"},
         {"name": "cudnn_trace"},

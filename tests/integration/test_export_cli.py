@@ -123,7 +123,8 @@ def test_kineto_trace_and_samplers_share_the_clock(tmp_path: Path, env: dict[str
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("EVENTS = []\n")
     (package / "profiler.py").write_text(FAKE_PROFILER)
-    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{package.parent}"}
+    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{package.parent}",
+           "GPUSCOPE_TORCH_SCHEDULE": "all"}  # fmt: skip
     side = tmp_path / "app_clock.json"
     app = tmp_path / "app.py"
     app.write_text(

@@ -362,7 +362,8 @@ def test_torch_profiler_traces_an_unmodified_program(tmp_path: Path, env: dict[s
                     json.dump({"traceEvents": []}, f)
     """)
     )
-    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{package.parent}"}
+    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{package.parent}",
+           "GPUSCOPE_TORCH_SCHEDULE": "all"}  # the whole process: it makes no step  # fmt: skip
     done = gpuscope(tmp_path, env, "--tools", "torch_profiler", "--", PY, "-c", "import torch")
     assert done.returncode == 0, done.stderr
     (run_dir,) = run_dirs(tmp_path)

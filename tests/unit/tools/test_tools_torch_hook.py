@@ -54,7 +54,7 @@ def _python(ctx: RunContext, env: dict[str, str], code: str) -> subprocess.Popen
 
 def _open_env(ctx: RunContext, fake_torch: Path) -> tuple[TorchProfilerTool, dict[str, str]]:
     tool = TorchProfilerTool(load_catalog()["torch_profiler"])
-    base = {**ctx.base_env, "PYTHONPATH": str(fake_torch)}
+    base = {**ctx.base_env, "PYTHONPATH": str(fake_torch), "GPUSCOPE_TORCH_SCHEDULE": "all"}
     return tool, {"FAKE_TORCH_EVENTS": str(ctx.run_dir / "events.txt"), **base}
 
 

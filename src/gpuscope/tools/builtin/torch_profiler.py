@@ -1,7 +1,10 @@
 """`torch_profiler`: torch.profiler around an unmodified Python program, then `gpuscope analyze`.
 
 The hook (`_kineto_hook.py`, copied as `sitecustomize.py`) is injected through PYTHONPATH;
-each Python process that imports torch writes `torch_profiler_output/<host>_<pid>.pt.trace.json.gz`.
+each Python process that imports torch records bounded windows (optimizer steps, or seconds for
+a program without an optimizer; `_kineto_hook` says how) and writes each one as
+`torch_profiler_output/<host>_<pid>[_w<N>].pt.trace.json.gz`; its notes (a window stopped by a
+limit, none reached) become warnings in the manifest.
 In teardown every trace is analysed with `gpuscope.analyze`; the summary goes next to it as
 `<trace>.analysis.json`. An analysis that fails is a warning in the manifest, never a failed run.
 """
@@ -16,6 +19,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuscope.errors import ConfigError
 from gpuscope.tools.builtin import _kineto_hook
 from gpuscope.tools.builtin._base import WrapperTool
 from gpuscope.tools.tool import Layer, RunContext
@@ -26,6 +30,14 @@ TRACE_GLOB = "*.pt.trace.json*"
 
 
 class TorchProfilerTool(WrapperTool):
+    def check(self, ctx: RunContext) -> None:
+        """The window options (GPUSCOPE_TORCH_*) are checked before the command starts."""
+        super().check(ctx)
+        try:
+            _kineto_hook.settings({**ctx.base_env, **self.env(ctx)})
+        except ValueError as error:
+            raise ConfigError(f"{self.name}: {error}") from None
+
     @contextmanager
     def open(self, ctx: RunContext) -> Iterator[Layer]:
         out = ctx.run_dir / OUTPUT
@@ -53,13 +65,16 @@ def _hook_env(hook: Path, out: Path, ctx: RunContext) -> dict[str, str]:
 
 
 def analyze_traces(out: Path, ctx: RunContext) -> None:
-    for error in sorted(out.glob("*.error.txt")):
-        ctx.notes.warn(f"torch_profiler: {error.name}: {error.read_text().strip()}")
+    for kind in ("error", "notes"):
+        for path in sorted(out.glob(f"*.{kind}.txt")):
+            for line in path.read_text().splitlines():
+                ctx.notes.warn(f"torch_profiler: {path.name}: {line.strip()}")
     traces = sorted(out.glob(TRACE_GLOB))
     if not traces:
         ctx.notes.warn(
             "torch_profiler: no trace was written; the program must be Python, import torch, "
-            "and exit normally (not python -I/-S, not os._exit or kill -9)"
+            "reach a window (see the notes above) and exit normally (not python -I/-S, not "
+            "os._exit or kill -9)"
         )
     for trace in traces:
         _analyze_one(trace, ctx)
