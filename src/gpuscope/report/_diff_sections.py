@@ -230,7 +230,8 @@ def _movers(report: Report, limit: int, brief: bool) -> Section:
     numeric: tuple[bool, ...] = (True, False, False, False, True, True, True, True)
     if not brief:
         headers, numeric = (*headers, "per-call p"), (*numeric, True)
-    table = Table(headers, rows, numeric)
+    optional = (0, 0, 3, 4, 2, 1, 0, 0, 5)[: len(headers)]  # p, match, category, before
+    table = Table(headers, rows, numeric, optional=optional)
     bars = tuple(
         Bar(
             _kernel_label(c, 48), _kernel_full(c), abs(float(c["delta_us"])), _signed(c["delta_us"])

@@ -28,6 +28,9 @@ class Table:
     rows: tuple[tuple[Cell, ...], ...]
     numeric: tuple[bool, ...] = ()  # per column: right-align
     caption: str = ""
+    optional: tuple[
+        int, ...
+    ] = ()  # per column: > 0 a narrow terminal may leave it out, highest first
 
 
 @dataclass(frozen=True)

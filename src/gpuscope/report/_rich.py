@@ -58,10 +58,49 @@ def _facts(block: Facts) -> RichTable:
 
 
 def _table(block: Table, width: int) -> RichTable:
-    table = RichTable(box=box.SIMPLE, title=block.caption or None, title_justify="left")
     numeric = block.numeric or (False,) * len(block.headers)
-    for header, right in zip(block.headers, numeric, strict=False):
-        table.add_column(header, justify="right" if right else "left", overflow="fold")
+    shown = _fitting_columns(block, numeric, width)
+    dropped = [block.headers[i] for i in range(len(block.headers)) if i not in shown]
+    caption = block.caption + (f" (too narrow for: {', '.join(dropped)})" if dropped else "")
+    table = RichTable(box=box.SIMPLE, title=caption.strip() or None, title_justify="left")
+    for i in shown:
+        right = numeric[i] if i < len(numeric) else False
+        table.add_column(
+            block.headers[i], justify="right" if right else "left", overflow="fold", no_wrap=right
+        )
     for row in block.rows:
-        table.add_row(*(RichText(c.text) for c in row))
+        table.add_row(*(RichText(row[i].text) for i in shown if i < len(row)))
     return table
+
+
+TEXT_MIN = 16  # a text column narrower than this is unreadable
+NAME_MIN = 36  # nor a column of kernel names narrower than this (they fold into short pieces)
+
+
+def _fitting_columns(block: Table, numeric: tuple[bool, ...], width: int) -> list[int]:
+    """Column indexes to draw: the optional ones are left out, highest rank first, while the table
+    cannot fit `width` with its numbers unwrapped and its text columns ≥ TEXT_MIN wide."""
+    natural = [
+        max(
+            [len(h) for h in block.headers[i].split()]
+            + [len(r[i].text) for r in block.rows if i < len(r)]
+        )
+        for i in range(len(block.headers))
+    ]
+    names = {i for r in block.rows for i, c in enumerate(r) if c.code}
+    least = [NAME_MIN if i in names else TEXT_MIN for i in range(len(block.headers))]
+    shown = list(range(len(block.headers)))
+    optional = sorted(
+        (i for i, rank in enumerate(block.optional) if rank > 0), key=lambda i: block.optional[i]
+    )
+
+    def needed() -> int:
+        cells = sum(
+            natural[i] if (i < len(numeric) and numeric[i]) else min(natural[i], least[i])
+            for i in shown
+        )
+        return cells + 3 * len(shown) + 2
+
+    while optional and needed() > width:
+        shown.remove(optional.pop())
+    return shown

@@ -1,0 +1,31 @@
+"""Terminal tables at 80 columns: optional columns give way so kernel names stay readable."""
+
+from __future__ import annotations
+
+from gpuscope.report._document import Cell, Table
+from gpuscope.report._rich import NAME_MIN, _fitting_columns
+
+NAME = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"
+
+
+def _table() -> Table:
+    row = (Cell("1"), Cell(NAME, code=True), Cell("same op and shape"), Cell("elementwise"),
+           Cell("113.7 µs (17×)"), Cell("+76.2 µs"), Cell("0.00038 *"))  # fmt: skip
+    headers = ("#", "kernel", "match", "category", "after", "Δ", "per-call p")
+    return Table(headers, (row,), (True, False, False, False, True, True, True),
+                 optional=(0, 0, 2, 1, 0, 0, 3))  # fmt: skip
+
+
+def test_a_wide_terminal_shows_every_column() -> None:
+    assert _fitting_columns(_table(), _table().numeric, 200) == list(range(7))
+
+
+def test_a_narrow_terminal_drops_the_highest_ranked_optional_columns_first() -> None:
+    shown = _fitting_columns(_table(), _table().numeric, 80)
+    assert shown == [0, 1, 4, 5]  # p (3), then match (2), then category (1) gave way
+    kept = len("1") + NAME_MIN + len("113.7 µs (17×)") + len("+76.2 µs") + 3 * 4 + 2
+    assert kept <= 80 < kept + len("elementwise") + 3  # category would not have fit
+
+
+def test_columns_that_are_not_optional_are_never_dropped() -> None:
+    assert _fitting_columns(_table(), _table().numeric, 10) == [0, 1, 4, 5]
