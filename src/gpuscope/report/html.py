@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from gpuscope.report._build import document
 from gpuscope.report._document import Block, Cell, Chart, Facts, Names, Note, Section, Table, Text
+from gpuscope.report._roofline import RooflineChart, roofline_svg
 from gpuscope.report._style import CSS
 from gpuscope.report._svg import bar_chart
 
@@ -46,6 +47,12 @@ def render_html(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = 
     return str(page)
 
 
+def render_sections(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    """A page of document sections that are not an analysis (e.g. `gpuscope counters`)."""
+    body = Markup("\n").join(_section(s, depth=2) for s in sections)
+    return str(PAGE.format(title=title, css=Markup(CSS), subtitle=subtitle, body=body))
+
+
 def _el(tag: str, content: Any = "", cls: str = "", **attrs: str) -> Markup:
     """`<tag class=… attr=…>content</tag>`; `content` and attribute values are escaped."""
     pairs = {"class": cls, **attrs}
@@ -64,6 +71,8 @@ def _section(section: Section, depth: int) -> Markup:
 def _block(block: Block, depth: int) -> Markup:
     if isinstance(block, Section):
         return _section(block, depth)
+    if isinstance(block, RooflineChart):
+        return roofline_svg(block)
     if isinstance(block, Chart):
         return bar_chart(block)
     if isinstance(block, Note):

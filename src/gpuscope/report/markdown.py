@@ -44,6 +44,14 @@ def render_markdown(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_sections(title: str, sections: Sequence[Section]) -> str:
+    """Document sections that are not an analysis (e.g. `gpuscope counters`) as Markdown."""
+    lines = [f"# {text(title)}", ""]
+    for section in sections:
+        lines += _section(section, depth=2)
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def _section(section: Section, depth: int) -> list[str]:
     lines = [f'<a id="{section.anchor}"></a>', ""] if section.anchor else []
     badge = f" `{section.badge}`" if section.badge else ""

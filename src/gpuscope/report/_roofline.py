@@ -1,0 +1,138 @@
+"""A roofline chart as inline SVG: log-log FLOP/s over arithmetic intensity, the bandwidth roof
+rising to each compute roof, one numbered dot per kernel (hover: its name and numbers).
+
+`RooflineChart` is a `Chart` whose bars are the kernels' fractions of their roof, so views that
+draw no SVG (Markdown, terminal) skip it like any chart; the HTML view draws `roofline_svg`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from gpuscope.report._document import Chart
+
+WIDTH, HEIGHT = 960, 430
+LEFT, RIGHT, TOP, BOTTOM = 78, 150, 44, 46
+COLOURS = {"memory": "#1f77b4", "compute": "#d62728"}
+OTHER = "#7f7f7f"
+
+
+@dataclass(frozen=True)
+class Roof:
+    label: str
+    flops: float  # FLOP/s
+
+
+@dataclass(frozen=True)
+class Dot:
+    label: str  # short, drawn next to the dot
+    full: str  # hover text
+    intensity: float  # FLOP/B
+    rate: float  # FLOP/s
+    bound: str  # "memory", "compute" or ""
+
+
+@dataclass(frozen=True)
+class RooflineChart(Chart):
+    bandwidth: float = 0.0  # B/s
+    bandwidth_label: str = ""
+    roofs: tuple[Roof, ...] = ()
+    dots: tuple[Dot, ...] = ()
+
+
+def roofline_svg(chart: RooflineChart) -> Markup:
+    """`<svg>` of the chart; empty markup when there is no roof or no dot to place."""
+    dots = [d for d in chart.dots if d.intensity > 0 and d.rate > 0]
+    if chart.bandwidth <= 0 or not chart.roofs or not dots:
+        return Markup("")
+    axes = _Axes(chart, dots)
+    parts = [axes.grid(), axes.roofs(chart), *(axes.dot(d) for d in dots)]
+    return Markup(
+        '<svg class="chart" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}">'
+        '<text class="chart-title" x="0" y="15">{t}</text>{body}</svg>'
+    ).format(w=WIDTH, h=HEIGHT, t=chart.title, body=Markup("").join(parts))
+
+
+class _Axes:
+    """Decade-aligned log scales that hold every dot and every ridge point."""
+
+    def __init__(self, chart: RooflineChart, dots: list[Dot]) -> None:
+        top = max(r.flops for r in chart.roofs)
+        ridges = [r.flops / chart.bandwidth for r in chart.roofs]
+        xs = [d.intensity for d in dots] + ridges
+        ys = [d.rate for d in dots] + [r.flops for r in chart.roofs]
+        self.x0 = math.floor(math.log10(min(xs) / 4))
+        self.x1 = math.ceil(math.log10(max(xs) * 4))
+        self.y0 = math.floor(math.log10(min(min(ys), top / 1e4) / 2))
+        self.y1 = math.ceil(math.log10(top * 2))
+        self.bandwidth = chart.bandwidth
+
+    def x(self, value: float) -> float:
+        span = WIDTH - LEFT - RIGHT
+        return LEFT + span * (math.log10(value) - self.x0) / (self.x1 - self.x0)
+
+    def y(self, value: float) -> float:
+        span = HEIGHT - TOP - BOTTOM
+        return HEIGHT - BOTTOM - span * (math.log10(value) - self.y0) / (self.y1 - self.y0)
+
+    def grid(self) -> Markup:
+        lines = []
+        for e in range(self.x0, self.x1 + 1):
+            x = self.x(10.0**e)
+            lines.append(_line(x, TOP, x, HEIGHT - BOTTOM, "#e5e5e5"))
+            lines.append(_text(x, HEIGHT - BOTTOM + 16, f"{10.0**e:g}", "middle"))
+        for e in range(self.y0, self.y1 + 1):
+            y = self.y(10.0**e)
+            lines.append(_line(LEFT, y, WIDTH - RIGHT, y, "#e5e5e5"))
+            lines.append(_text(LEFT - 6, y + 4, _flops(10.0**e), "end"))
+        lines.append(_text((LEFT + WIDTH - RIGHT) / 2, HEIGHT - 8, "FLOP per DRAM byte", "middle"))
+        lines.append(_text(LEFT - 6, TOP - 10, "FLOP/s", "end"))
+        return Markup("").join(lines)
+
+    def roofs(self, chart: RooflineChart) -> Markup:
+        parts = []
+        x_min, x_max = 10.0**self.x0, 10.0**self.x1
+        top = max(r.flops for r in chart.roofs)
+        ridge = top / self.bandwidth
+        start = max(x_min, 10.0**self.y0 / self.bandwidth)
+        parts.append(_line(self.x(start), self.y(start * self.bandwidth), self.x(ridge),
+                           self.y(top), "#333", 2))  # fmt: skip
+        parts.append(_text(self.x(start) + 14, self.y(start * self.bandwidth) + 4,
+                           chart.bandwidth_label, "start"))  # fmt: skip
+        for roof in sorted(chart.roofs, key=lambda r: -r.flops):
+            knee = max(roof.flops / self.bandwidth, x_min)
+            y = self.y(roof.flops)
+            parts.append(_line(self.x(knee), y, self.x(x_max), y, "#333", 2))
+            parts.append(_text(self.x(x_max) + 4, y + 4, roof.label, "start"))
+        return Markup("").join(parts)
+
+    def dot(self, dot: Dot) -> Markup:
+        colour = COLOURS.get(dot.bound, OTHER)
+        x, y = self.x(dot.intensity), self.y(dot.rate)
+        return Markup(
+            '<g><title>{full}</title><circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{c}" '
+            'fill-opacity="0.8"/><text x="{tx:.1f}" y="{ty:.1f}" font-size="11">{label}</text>'
+            "</g>"
+        ).format(full=dot.full, x=x, y=y, c=colour, tx=x + 7, ty=y - 5, label=dot.label)
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, colour: str, width: float = 1) -> Markup:
+    return Markup(
+        '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="{}"/>'
+    ).format(x1, y1, x2, y2, colour, width)
+
+
+def _text(x: float, y: float, text: str, anchor: str) -> Markup:
+    return Markup('<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="{}">{}</text>').format(
+        x, y, anchor, text
+    )
+
+
+def _flops(value: float) -> str:
+    for scale, unit in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g}"
