@@ -242,3 +242,23 @@ def test_a_trace_from_elsewhere_leaves_the_samplers_out(
     assert any(e["ph"] == "X" and e["cat"] == "kernel" for e in data["traceEvents"])
     (samplers,) = data["gpuscope"]["samplers"]
     assert samplers["included"] is False and "outside" in samplers["why_not"]
+
+
+def test_analyze_writes_the_timeline_too(tmp_path: Path, env: dict[str, str]) -> None:
+    trace = REPO / "tests" / "data" / "patterns_h200.json.gz"
+    out = tmp_path / "timeline.json"
+    done = gpuscope(env, tmp_path, "analyze", "-q", str(trace), "--perfetto", str(out))
+    assert done.returncode == 0, done.stderr
+    assert check(str(out)).ok
+    assert "wrote" in done.stderr and "realtime clock" in done.stderr
+
+
+def test_nothing_to_export_is_one_error_line(tmp_path: Path, env: dict[str, str]) -> None:
+    stats = tmp_path / "kernel_stats.csv"  # rocprofv3 statistics: totals, no events
+    stats.write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs",'
+                     '"StdDev"\n"gemm",2,200,100.0,100.0,90,110,10.0\n')  # fmt: skip
+    done = gpuscope(env, tmp_path, "export", str(stats), "-o", str(tmp_path / "out.json"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert "nothing to put on a timeline" in done.stderr
+    assert not (tmp_path / "out.json").exists()

@@ -126,3 +126,23 @@ def test_nsys_session_clock_is_put_on_the_epoch(tmp_path: Path) -> None:
     kernels = [e for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] == "kernel"]
     first_ts = min(round(float(e["ts"]) * 1000) for e in kernels)
     assert timeline["origin_ns"] + first_ts == epoch + first
+
+
+def test_two_ranks_share_one_timeline(tmp_path: Path) -> None:
+    """Both ranks on the epoch: their first kernels keep the distance the files say."""
+    paths = [reference("traces", f"hta__a100_sampled_rank-{r}.json.gz") for r in (0, 1)]
+    out = tmp_path / "ranks.json.gz"
+    export_perfetto(paths, out)
+    report = check(str(out))
+    assert report.ok, report.errors
+    data = load(str(out))
+    firsts = [min(_ns(e["ts"]) for e in _original_device_events(p)) for p in paths]
+    labels = [s["label"] for s in data["gpuscope"]["sources"]]
+    pids = {e["pid"]: e["args"]["name"] for e in data["traceEvents"] if e["name"] == "process_name"}
+    first_seen = []
+    for label in labels:
+        mine = {pid for pid, name in pids.items() if name.startswith(label + " ·")}
+        kernels = [e for e in data["traceEvents"] if e["ph"] == "X" and e["pid"] in mine
+                   and e["cat"] in DEVICE_CATS]  # fmt: skip
+        first_seen.append(min(_ns(e["ts"]) for e in kernels))
+    assert first_seen[1] - first_seen[0] == firsts[1] - firsts[0]
