@@ -353,6 +353,8 @@ class _GpuExtras:
         return ",".join(parts)
 
     def _counter_args(self, r: int) -> str:
+        if not len(self.c_rows):
+            return ""
         lo = int(np.searchsorted(self.c_rows, r, "left"))
         hi = int(np.searchsorted(self.c_rows, r, "right"))
         if lo == hi:
