@@ -54,7 +54,9 @@ def judge(target: Path, damaged: Path, out_dir: Path, mutation: Mutation) -> Out
             return Outcome(TRACEBACK, traceback.format_exc(limit=-8))
     text = stderr.getvalue()
     if caught:
-        return Outcome("python-warning", f"{caught[0].category.__name__}: {caught[0].message}")
+        first = caught[0]
+        where = f"{first.filename}:{first.lineno}"
+        return Outcome("python-warning", f"{where}: {first.category.__name__}: {first.message}")
     leftovers = [p.name for p in out_dir.iterdir() if p.name != report.name]
     if leftovers:
         return Outcome("half-written", f"left beside the report: {leftovers}\n{text}")

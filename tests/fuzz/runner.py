@@ -114,7 +114,7 @@ class _Slot:
     def _spawn(self) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, *self.args), daemon=True)
+        self.process = context.Process(target=_worker, args=(child, *self.args))
         self.process.start()
         child.close()
 

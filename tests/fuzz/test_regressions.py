@@ -24,9 +24,10 @@ NSYS_API_SUM = (
 
 
 def kernel_row(index: int, begin: int | str, name: str = "k(int)") -> str:
+    """A rocprof v1 kernel row: BeginNs `begin`, 100 ns long (when `begin` is a number)."""
+    end = begin + 100 if isinstance(begin, int) else begin
     return (
-        f'{index},"{name}",0,0,0,1,1,256,64,0,0,8,0,16,64,0x0,0x0,{begin},{begin},'
-        f"{begin}0,{begin}0,100\n"
+        f'{index},"{name}",0,0,0,1,1,256,64,0,0,8,0,16,64,0x0,0x0,{begin},{begin},{end},{end},100\n'
     )
 
 
@@ -100,9 +101,6 @@ def test_gzip_stream_corrupt_mid_way(tmp_path: Path) -> None:
     run(write(tmp_path / "trace.json.gz", packed), tmp_path)
 
 
-_ = EXIT_2
-
-
 # --- Kineto and rpd2tracing JSON (trace/_jsonstream.py, readers/kineto.py, _kineto_decode.py) --
 
 
@@ -160,3 +158,123 @@ def test_rpd_json_numbers_past_int64(tmp_path: Path) -> None:
     ops = [gpu_op("100", "5"), gpu_op("200", "99999999999999999999"), gpu_op(1e308, 2**64)]
     ops.append({**gpu_op("300", "1"), "tid": "1e999"})
     run(write(tmp_path / "matmul_result.json", rpd_json(ops)), tmp_path)
+
+
+# --- rocprofv3, ncu, nsys stats, rocprof counters: numbers past int64 or float overflow ---------
+
+ROCPROFV3_COPIES = (
+    '"Kind","Direction","Stream_Id","Source_Agent_Id","Destination_Agent_Id","Correlation_Id",'
+    '"Start_Timestamp","End_Timestamp"\n'
+)
+
+
+def test_rocprofv3_agent_reference_past_int64(tmp_path: Path) -> None:
+    """rocprofv3:107 (csv.whole-column): 'Agent 9…9' overflowed the agent id column."""
+    row = '"MEMORY_COPY","MEMORY_COPY_HOST_TO_DEVICE",0,"Agent {}","Agent 4",1,1000,2000\n'
+    text = ROCPROFV3_COPIES + row.format(0) + row.format("9" * 30)
+    run(write(tmp_path / "1_memory_copy_trace.csv", text), tmp_path)
+
+
+NCU_DETAILS = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+    '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+)
+
+
+def ncu_row(kernel: int, metric: str, unit: str, value: str) -> str:
+    return (
+        f'"{kernel}","1","python","host","k(int)","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0",'
+        f'"GPU Speed Of Light Throughput","{metric}","{unit}","{value}"\n'
+    )
+
+
+def test_ncu_duration_past_int64(tmp_path: Path) -> None:
+    """ncu:275 (csv.cells): round(1e308) ns did not fit int64 (and inf raised OverflowError)."""
+    rows = [ncu_row(0, "Duration", "ns", "1000"), ncu_row(1, "Duration", "ns", "1e308")]
+    rows.append(ncu_row(2, "Duration", "ns", "inf"))
+    run(write(tmp_path / "x_details.csv", NCU_DETAILS + "".join(rows)), tmp_path)
+
+
+def test_ncu_file_cut_inside_its_header(tmp_path: Path) -> None:
+    """ncu:7 (bytes.truncate): a header cut short read as a page of no kernels, silently."""
+    path = write(tmp_path / "x_details.csv", NCU_DETAILS[:-40])
+    outcome = run(path, tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail
+
+
+NSYS_GPU_TRACE = (
+    "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),"
+    "DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n"
+)
+
+
+def test_nsys_gpu_trace_megabytes_overflow(tmp_path: Path) -> None:
+    """nsys:131 (csv.cells): 1e308 MB × 1e6 overflowed (numpy warning, then an invalid cast)."""
+    copy = "{},100,2,,,,,,,,,,{},40.960,Pageable,Device,NVIDIA A100 (0),1,,7,[CUDA memcpy HtoD]\n"
+    text = NSYS_GPU_TRACE + copy.format(1000, "0.004") + copy.format(2000, "1e308")
+    run(write(tmp_path / "x_cuda_gpu_trace.csv", text), tmp_path)
+
+
+ROCPROF_COUNTERS = (
+    "Index,KernelName,gpu-id,queue-id,queue-index,pid,tid,grd,wgr,lds,scr,arch_vgpr,accum_vgpr,"
+    "sgpr,wave_size,sig,obj,FETCH_SIZE,WRITE_SIZE\n"
+)
+
+
+def test_rocprof_kib_counter_overflow(tmp_path: Path) -> None:
+    """rocprof:453 (csv.cells): FETCH_SIZE 1e308 KiB × 1024 overflowed (numpy warning)."""
+    row = '{},"k(int)",0,0,0,1,1,256,64,0,0,8,0,16,64,0x0,0x0,{},2.0\n'
+    text = ROCPROF_COUNTERS + row.format(0, "6.5") + row.format(1, "1e308")
+    run(write(tmp_path / "results.csv", text), tmp_path)
+
+
+def test_times_past_int64_differences_are_refused(tmp_path: Path) -> None:
+    """rocprof:78 (sqlite.values): a begin near 2^63 ns overflowed the timeline's end - start."""
+    text = ROCPROF_KERNELS + kernel_row(0, 100) + kernel_row(1, 9_000_000_000_000_000_000)
+    outcome = run(write(tmp_path / "results.csv", text), tmp_path)
+    assert outcome.status == EXIT_2 and "past ±2^61 ns" in outcome.detail
+
+
+# --- SQLite readers --------------------------------------------------------------------------
+
+
+def test_nsys_export_with_empty_api_tables(tmp_path: Path) -> None:
+    """nsys:464 (sqlite.empty): a sync's API name was looked up in empty runtime tables."""
+    from tests.unit.trace.test_nsys import CUDA_TABLES, PID_A, Export, gid
+
+    export = Export(tmp_path / "x.sqlite", CUDA_TABLES | {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
+    export.kernel(1000, 500, "k(int)", corr=11)
+    sync = {"start": 4000, "end": 4500, "deviceId": 0, "contextId": 1, "streamId": 7}
+    sync.update(correlationId=99, globalPid=gid(PID_A), syncType=3, eventId=0)
+    export.insert("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", **sync)
+    run(Path(export.close()), tmp_path)
+
+
+def test_rocpd_without_thread_rows(tmp_path: Path) -> None:
+    """rocpd:396 (sqlite.empty): thread ids were looked up in an empty rocpd_info_thread."""
+    import sqlite3
+
+    from tests.unit.trace.test_rocpd import generator
+
+    path = tmp_path / "7_results.db"
+    generator().make_rocpd(path, 20)
+    with sqlite3.connect(path) as db:
+        tables = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_thread%'"
+        )
+        for (name,) in tables.fetchall():
+            db.execute(f'DELETE FROM "{name}"')
+    run(path, tmp_path)
+
+
+def test_sqlite_table_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """rpd:270 (sqlite.page): SQLite's 'malformed database schema (NAME)' message quoting a name
+    that is not UTF-8 raised UnicodeDecodeError from the sniffer's first query."""
+    import sqlite3
+
+    path = tmp_path / "x.rpd"
+    with sqlite3.connect(path) as db:
+        db.execute('CREATE TABLE "t\u00e9" (a INTEGER)')
+    data = path.read_bytes().replace(b"t\xc3\xa9", b"t\xe9 ")  # a lone Latin-1 é
+    data = data.replace(b"(a INTEGER)", b"(a INTEGER,")  # and a schema that does not parse
+    assert run(write(path, data), tmp_path).status == EXIT_2

@@ -61,7 +61,7 @@ def sqlite_names(path: str) -> frozenset[str]:
         return frozenset()
     try:
         return _sqlite_names(*_stamp(path))
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error, ValueError):  # ValueError: a name that is not UTF-8
         return frozenset()
 
 

@@ -141,14 +141,36 @@ def read_source(source: Source, progress: Progress | None = None) -> Trace:
     try:
         if group is not None:
             trace: Trace = group(list(source.paths), progress)
-            return trace
-        return reader.read(source.paths[0], progress)
+        else:
+            trace = reader.read(source.paths[0], progress)
     except ReaderError as error:
         message = str(error)
         where = source.path
         raise ReaderError(message if message.startswith(where) else f"{where}: {message}") from None
     except (OSError, EOFError) as error:
         raise ReaderError(f"{source.path}: cannot read ({error})") from None
+    _check_times(trace, source.path)
+    return trace
+
+
+# 2^61 ns (73 years from the clock's zero): no profiler writes more; a damaged file can, and the
+# analyses' differences of two such times (end - start, last - first) would overflow int64
+TIME_LIMIT_NS = 2**61
+_TIMED = ("gpu", "host", "ops", "syncs", "gpu_annotations", "flows")
+
+
+def _check_times(trace: Trace, where: str) -> None:
+    for name in _TIMED:
+        table = getattr(trace, name)
+        for column in ("start", "dur"):
+            values = getattr(table, column)
+            if len(values) and max(int(values.max()), -int(values.min())) >= TIME_LIMIT_NS:
+                bad = int(((values >= TIME_LIMIT_NS) | (values <= -TIME_LIMIT_NS)).sum())
+                raise ReaderError(f"{where}: {bad:,} {name} rows have a {column} past ±2^61 ns "
+                                  "(73 years): the file is damaged")  # fmt: skip
+    span = trace.meta.profiler_span
+    if span is not None and max(abs(span[0]), abs(span[1])) >= TIME_LIMIT_NS:
+        raise ReaderError(f"{where}: the profiler's span {span} is past ±2^61 ns: damaged")
 
 
 def _check_file(path: str) -> None:

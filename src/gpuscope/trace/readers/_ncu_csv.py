@@ -93,11 +93,12 @@ def read_page(path: str) -> Page:
     rows = list(csv.reader(lines[start:]))
     header, body = rows[0], rows[1:]
     page = Page(path, "details" if all(c in header for c in DETAILS) else "raw", [], {})
-    if body and not text.endswith(("\n", "\r")):  # the writer stopped mid-row
-        body = body[:-1]
+    if not text.endswith(("\n", "\r")):  # the writer stopped mid-row
         page.truncated = True
+        what = "last row" if body else "header line"
+        body = body[:-1]
         page.warnings.append(
-            f"the last row is cut short (the writer died?): read the {len(body):,} complete rows"
+            f"the {what} is cut short (the writer died?): read the {len(body):,} complete rows"
         )
     if page.layout == "raw":
         _raw(page, header, body)

@@ -223,6 +223,8 @@ class _Export:
         if not self.host or not len(correlation):
             return [None] * len(correlation)
         keys = np.concatenate([_key(h["pid"], h["correlation"]) for h in self.host])
+        if not len(keys):  # API tables present but empty
+            return [None] * len(correlation)
         names = np.concatenate([h["name"] for h in self.host])
         order = np.argsort(keys, kind="stable")
         wanted = _key(pid, correlation)

@@ -186,8 +186,10 @@ def device_ids(table: Columns, devices: dict[int, Device]) -> Any:
 
 def megabytes(values: Any) -> I64:
     """MB (10^6 bytes, as nsys prints them) -> bytes; -1 where the cell was empty."""
-    finite = np.isfinite(values)
-    result: I64 = np.where(finite, np.rint(np.where(finite, values, 0) * 1e6), -1).astype(np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = np.rint(np.asarray(values, np.float64) * 1e6)
+    fits = np.isfinite(scaled) & (np.abs(scaled) < 2**63)  # NaN (empty), inf, past int64
+    result: I64 = np.where(fits, scaled, -1).astype(np.int64)
     return result
 
 

@@ -69,6 +69,8 @@ class RunReader:
             ids, tids = _sql.int_columns(self.db, sql, 2, "rocpd_info_thread")
             self._threads = (ids, tids)
         ids, tids = self._threads
+        if not len(ids):  # no thread table rows: the ids are all there is
+            return thread_ids
         at = _sql.lookup(ids, thread_ids)
         result: I64 = np.where(at >= 0, tids[np.maximum(at, 0)], thread_ids)
         return result

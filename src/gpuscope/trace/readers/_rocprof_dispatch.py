@@ -62,7 +62,8 @@ def counter_block(names: list[str], values: F64) -> CounterBlock:
     units: dict[str, str] = {}
     for j, name in enumerate(names):
         if name in KIB_METRICS:
-            values[:, j] *= 1024.0
+            with np.errstate(over="ignore"):  # 1e308 KiB is infinite bytes, not a warning
+                values[:, j] *= 1024.0
             units[name] = "byte"
         elif name in PERCENT_METRICS:
             units[name] = "%"

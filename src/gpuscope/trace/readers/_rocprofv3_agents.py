@@ -35,7 +35,8 @@ def _reference(text: str) -> int:
     if found is None:
         return -1
     kind = (found.group(1) or "agent").lower()
-    return _BASES.get(kind, 0) + int(found.group(2))
+    value = _BASES.get(kind, 0) + int(found.group(2))
+    return value if value < 2**63 else -1
 
 
 def device_ids(refs: I64, agents: list[Agent]) -> I32:

@@ -224,7 +224,7 @@ def _add_known(a: float, b: float) -> float:
 
 def _ns(value: float) -> int:
     """A non-negative number rounded to an integer (ns, bytes, registers); -1 when unknown."""
-    return round(value) if value >= 0 else -1
+    return round(value) if 0 <= value < 2**63 else -1  # NaN, infinity, past int64: unknown
 
 
 def _dims(text: str) -> tuple[int, int, int]:
