@@ -5,7 +5,8 @@ added if missing. A tool with `options.fallback_cmd` (the plain `rocprof` tool) 
 legacy rocprof command when rocprofv3 is absent. madengine's own form,
 `bash .../rocprof_wrapper.sh ARGS --`, is understood the same way, so its tools.json entries
 and user `cmd`s work unchanged; relative `-d` directories land inside the run directory and
-madengine's counter-file paths are served from gpuscope's packaged copies.
+madengine's counter-file paths are served from gpuscope's packaged copies. Counter requests
+(`-i FILE`, `--pmc`) are fitted to the GPU first (`_counter_check`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from gpuscope.errors import ToolError
 from gpuscope.tools.builtin._base import WrapperTool, expand_all, missing
+from gpuscope.tools.builtin._counter_check import check_counters
 from gpuscope.tools.config import counters_dir
 from gpuscope.tools.tool import RunContext
 
@@ -29,14 +31,23 @@ class RocprofTool(WrapperTool):
     analyze_output = True
 
     def prefix(self, ctx: RunContext) -> tuple[str, ...]:
-        argv = self._choose(ctx)
+        argv = check_counters(self._choose(ctx), ctx, self.name).argv
         if Path(argv[0]).name == "rocprof":  # legacy rocprof takes the app right after options
             return _relocate(tuple(a for a in argv if a != "--"), ctx, _LEGACY_OUTPUT_FLAGS)
         return argv if argv[-1] == "--" else (*argv, "--")
 
     def check(self, ctx: RunContext) -> None:
-        self._choose(ctx)
+        check_counters(self._choose(ctx), ctx, self.name)  # refuses counters the GPU lacks
         super().check(ctx)
+
+    def setup(self, ctx: RunContext) -> None:
+        super().setup(ctx)
+        checked = check_counters(self._choose(ctx), ctx, self.name)
+        if checked.write is not None:
+            checked.write[0].parent.mkdir(parents=True, exist_ok=True)
+            checked.write[0].write_text(checked.write[1], encoding="utf-8")
+        for warning in checked.warnings:
+            ctx.notes.warn(warning)
 
     def teardown(self, ctx: RunContext) -> None:
         super().teardown(ctx)

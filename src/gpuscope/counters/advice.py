@@ -1,0 +1,298 @@
+"""What the counters say to do: rules with thresholds and evidence, like analyze's findings.
+
+Every rule looks at the hottest kernels (by counted time, else by order of collection), fires
+only on metrics that were computed (an unavailable metric never reads as 0), and states the
+threshold it fired at.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.analysis._finding import Finding, finding
+
+if TYPE_CHECKING:
+    from gpuscope.counters.report import CounterReport, KernelResult
+
+HOT = 5  # kernels looked at by the per-kernel rules
+MIN_SHARE = 0.02  # ... when they hold at least this share of the counted time
+LDS_CONFLICTS = 0.10  # bank-conflict cycles over LDS cycles
+LDS_CONFLICTS_BAD = 0.25
+AT_BANDWIDTH = 0.60  # a memory-bound kernel at this share of the bandwidth roof
+LOW_BANDWIDTH = 0.30
+LOW_COMPUTE = 0.30
+LOW_OCCUPANCY = 0.50
+LOW_LANES = 0.50  # VALU lanes active per instruction
+SMALL_GRID = 1.0  # waves of blocks per SM / work-groups per CU below this: the GPU is not full
+GEMM_LIKE = re.compile(
+    r"gemm|matmul|Cijk_|mfma|wmma|xmma|cutlass|nvjet|hgemm|sgemm|dgemm|_mm_|bmm|conv", re.I
+)
+
+
+def findings(report: CounterReport) -> list[Finding]:
+    hot = _hot(report)
+    small = {k.name: fill for k in hot if (fill := grid_fill(report, k)) is not None}
+    full = [k for k in hot if k.name not in small]
+    found: list[Finding] = _small_grid(report, [k for k in hot if k.name in small], small)
+    found += _matrix_unused(report, hot)
+    for rule in (_lds_conflicts, _memory_bound, _compute_low, _occupancy, _divergence):
+        found += rule(report, full)
+    return found + _no_roofline(report, hot)
+
+
+def grid_fill(report: CounterReport, k: KernelResult) -> float | None:
+    """Blocks per SM (ncu's waves per SM) or work-groups per CU when below SMALL_GRID."""
+    waves = k.value("waves_per_sm")
+    if waves is None:
+        groups = [k.kernel.launch.get(f"grid_{a}", -1) for a in "xyz"]
+        units = report.device.compute_units if report.device else 0
+        if groups[0] > 0 and units:
+            waves = groups[0] * max(groups[1], 1) * max(groups[2], 1) / units
+    return waves if waves is not None and waves < SMALL_GRID else None
+
+
+def _small_grid(
+    report: CounterReport, hot: list[KernelResult], fill: dict[str, float]
+) -> list[Finding]:
+    unit = "SMs" if report.family.vendor == "nvidia" else "CUs"
+    return [
+        finding(
+            "small-grid",
+            "info",
+            f"{_short(k.name)} fills {fill[k.name]:.0%} of one wave of work-groups across the "
+            f"{unit} (threshold {SMALL_GRID:.0%}): most of the GPU idles, so its fractions of "
+            "peak say little",
+            "give each launch more work (batch calls, larger tiles of the problem, split-K "
+            "only when the grid is small) or run such launches concurrently on streams",
+            {**_evidence(k, ("waves_per_sm",)), "blocks_per_unit": fill[k.name]},
+        )
+        for k in hot
+    ]
+
+
+def _hot(report: CounterReport) -> list[KernelResult]:
+    kernels = report.kernels[:HOT]
+    return [k for k in kernels if k.share is None or k.share >= MIN_SHARE]
+
+
+def _label(report: CounterReport) -> str:
+    return "MFMA" if report.family.vendor == "amd" else "tensor-core"
+
+
+def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    idle = []
+    for k in report.kernels[:HOT]:
+        if not GEMM_LIKE.search(k.name):
+            continue
+        instructions = k.value("matrix_instructions")
+        active = k.value("tensor_active")
+        if instructions == 0 or (instructions is None and active is not None and active < 1e-3):
+            idle.append(k)
+    if not idle:
+        return []
+    share = _share_text(idle)
+    names = "; ".join(_short(k.name) for k in idle)
+    return [
+        finding(
+            "matrix-cores-unused",
+            "warning",
+            f"matrix cores unused: 0 {_label(report)} instructions in the {len(idle)} hottest "
+            f"GEMM-like kernel(s){share}: {names}",
+            "run these products on the matrix cores: bf16/fp16 (or TF32) inputs, a BLAS call "
+            "that picks an MFMA / WMMA / tensor-core kernel (hipBLASLt, rocBLAS, cuBLAS), not a "
+            "scalar fallback kernel",
+            {"kernels": [_evidence(k, ("matrix_instructions", "tensor_active")) for k in idle]},
+        )
+    ]
+
+
+def _lds_conflicts(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    found = []
+    what = "LDS" if report.family.vendor == "amd" else "shared-memory"
+    cycles = "LDS cycles" if report.family.vendor == "amd" else "shared-memory wavefronts"
+    for k in hot:
+        share = k.value("lds_bank_conflict_share")
+        if share is None or share < LDS_CONFLICTS:
+            continue
+        severity = "warning" if share >= LDS_CONFLICTS_BAD else "info"
+        found.append(
+            finding(
+                "lds-bank-conflicts",
+                severity,
+                f"{what} bank conflicts {share:.0%} of {cycles} in {_short(k.name)} "
+                f"(threshold {LDS_CONFLICTS:.0%})",
+                "pad the shared arrays (one extra element per row) or swizzle the index so that "
+                "lanes of a wave hit different banks",
+                _evidence(k, ("lds_bank_conflict_share", "bytes_lds")),
+            )
+        )
+    return found
+
+
+def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    found = []
+    for k in hot:
+        point = k.point
+        if point is None or point.bandwidth_fraction is None or point.bound == "compute":
+            continue
+        if point.basis == "counters":
+            fraction = point.bandwidth_fraction
+            where = f"{fraction:.0%} of {_roof_text(report, point.basis)} DRAM bandwidth"
+        else:
+            fraction = point.fraction or 0.0
+            where = (f"{fraction:.0%} of ncu's memory peak sustained (DRAM "
+                     f"{point.bandwidth_fraction:.0%})")  # fmt: skip
+        if fraction >= AT_BANDWIDTH:
+            found.append(
+                finding(
+                    "memory-bound",
+                    "info",
+                    f"{_short(k.name)} is memory-bound at {where} (threshold "
+                    f"{AT_BANDWIDTH:.0%}): only fewer bytes will help",
+                    "move fewer bytes: fuse it with its neighbours, keep data in a lower "
+                    "precision, reuse tiles through LDS / L2 instead of re-reading",
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram")),
+                )
+            )
+        elif point.bound == "memory" and fraction < LOW_BANDWIDTH:
+            found.append(
+                finding(
+                    "memory-latency-bound",
+                    "warning",
+                    f"{_short(k.name)} is memory-bound but at only {where} (threshold "
+                    f"{LOW_BANDWIDTH:.0%}): too few bytes in flight",
+                    "raise memory parallelism: more waves / blocks in flight (occupancy), wider "
+                    "(vectorised, coalesced) loads, fewer dependent loads per thread",
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "l2_hit_rate")),
+                )
+            )
+    return found
+
+
+def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    found = []
+    for k in hot:
+        point = k.point
+        if point is None or point.bound != "compute" or point.compute_fraction is None:
+            continue
+        if point.compute_fraction >= LOW_COMPUTE:
+            continue
+        if point.basis == "counters":
+            roof = f"the {_roof_text(report, point.basis)} {point.precision} peak"
+        else:
+            roof = "ncu's SM peak sustained"
+        found.append(
+            finding(
+                "compute-bound-low",
+                "warning",
+                f"{_short(k.name)} is compute-bound at {point.compute_fraction:.0%} of {roof} "
+                f"(threshold {LOW_COMPUTE:.0%})",
+                "check the instruction mix and stalls: a matrix-core path for products, fewer "
+                "conversions and integer address arithmetic, more independent work per wave",
+                _evidence(k, ("flops", "flops_rate", "intensity_dram")),
+            )
+        )
+    return found
+
+
+def _occupancy(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    found = []
+    for k in hot:
+        occ = k.occupancy
+        if occ is None or occ.share > LOW_OCCUPANCY or occ.limiter in ("none", "unknown"):
+            continue
+        if occ.waves_per_simd is not None:
+            level = f"{occ.waves_per_simd} of {occ.max_waves_per_simd} waves per SIMD"
+        else:
+            level = f"{occ.share:.0%} theoretical occupancy"
+        library = GEMM_LIKE.search(k.name) is not None  # tuned tiles trade occupancy for reuse
+        found.append(
+            finding(
+                "low-occupancy",
+                "info" if library else "warning",
+                f"low occupancy in {_short(k.name)}: {level}, limited by {occ.limiter} "
+                f"({occ.detail}; threshold {LOW_OCCUPANCY:.0%})",
+                f"use fewer {occ.limiter} per thread / work-group (launch bounds, smaller "
+                "tiles, spill less-used values) so more waves hide latency",
+                {
+                    **_evidence(k, ("achieved_occupancy", "mean_waves_per_active_cu")),
+                    "occupancy": occ.to_dict(),
+                },
+            )
+        )
+    return found
+
+
+def _divergence(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    found = []
+    for k in hot:
+        lanes = k.value("valu_thread_efficiency")
+        if lanes is None or lanes >= LOW_LANES:
+            continue
+        found.append(
+            finding(
+                "valu-divergence",
+                "info",
+                f"only {lanes:.0%} of VALU lanes active per instruction in {_short(k.name)} "
+                f"(threshold {LOW_LANES:.0%}): divergent branches or partial waves",
+                "make neighbouring lanes take the same branch (sort or bin the work), size "
+                "work-groups in multiples of the wave size",
+                _evidence(k, ("valu_thread_efficiency",)),
+            )
+        )
+    return found
+
+
+def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+    if not report.kernels or any(k.point is not None and k.point.bound for k in hot):
+        return []
+    top = report.kernels[0]
+    missing = {m for i in ("flops", "bytes_dram") for m in top.values[i].missing}
+    if not missing:
+        return []
+    names = ", ".join(sorted(missing)[:8]) + (" ..." if len(missing) > 8 else "")
+    arch = report.arch or report.family.architectures[0]
+    return [
+        finding(
+            "roofline-needs-counters",
+            "info",
+            f"no roofline for the hottest kernel: missing {names}",
+            f"collect the roofline counters: gpuscope counters --plan roofline --arch {arch} "
+            "writes the pmc: lines (rocprofv3 -i FILE); for ncu add the FLOP and dram__bytes "
+            "metrics or --section SpeedOfLight",
+            {"kernel": top.name, "missing": sorted(missing)},
+        )
+    ]
+
+
+def _roof_text(report: CounterReport, basis: str) -> str:
+    if basis != "counters":
+        return "ncu's measured"
+    return report.ceilings.kind if report.ceilings else "an unknown"
+
+
+def _share_text(kernels: list[KernelResult]) -> str:
+    shares = [k.share for k in kernels]
+    if any(s is None for s in shares):
+        return ""
+    return f" ({sum(s or 0.0 for s in shares):.0%} of counted kernel time)"
+
+
+def _evidence(k: KernelResult, metrics: tuple[str, ...]) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "kernel": k.name,
+        "dispatches": k.kernel.dispatches,
+        "time_us": round(k.kernel.time_ns / 1000, 3) if k.kernel.time_ns else None,
+        "share": k.share,
+    }
+    for metric in metrics:
+        if metric in k.values and k.values[metric].available:
+            found[metric] = k.values[metric].value
+    if k.point is not None:
+        found["roofline"] = k.point.to_dict()
+    return found
+
+
+def _short(name: str, width: int = 60) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"

@@ -1,0 +1,175 @@
+"""The counter report (`CounterReport.to_dict()`) as document sections for every view.
+
+Views never compute: everything drawn here is a number the report holds, formatted by its unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuscope.report import _format as fmt
+from gpuscope.report._document import Bar, Block, Cell, Facts, Note, Section, Table, Text
+from gpuscope.report._evidence import evidence_blocks
+from gpuscope.report._roofline import Dot, Roof, RooflineChart
+
+DETAILED = 5  # kernels shown with every metric
+LISTED = 25  # kernels in the summary table
+SEVERITY_LEVEL = {"info": "info", "warning": "warning", "critical": "critical"}
+Part = Mapping[str, Any]
+
+
+def section(part: Part) -> Section:
+    """The whole counter analysis: source, roofs, roofline, kernels, per-kernel metrics."""
+    blocks: list[Block] = [_facts(part)]
+    blocks += [Note("info", "Note", str(n)) for n in part.get("notes", [])]
+    chart = roofline_chart(part)
+    if chart is not None:
+        blocks.append(chart)
+    blocks.append(_kernel_table(part))
+    blocks += [_kernel_section(part, i, k) for i, k in enumerate(part["kernels"][:DETAILED])]
+    return Section("Hardware counters and roofline", tuple(blocks), anchor="counters")
+
+
+def findings_section(findings: list[Mapping[str, Any]]) -> Section:
+    if not findings:
+        return Section("Findings", (Text("No rule fired on these counters."),))
+    return Section(f"Findings ({len(findings)})", tuple(_finding(f) for f in findings))
+
+
+def value_text(unit: str, value: float | None) -> str:
+    """A metric value in its unit: `value_text("B/s", 1.17e12) == "1.17 TB/s"`."""
+    if value is None:
+        return "—"
+    if unit == "share":
+        return fmt.percent(value)
+    if unit == "B":
+        return fmt.nbytes(value)
+    if unit in ("FLOP", "OP", "FLOP/s", "B/s"):
+        return _si(value, unit)
+    if unit == "FLOP/B":
+        return f"{value:.3g} FLOP/B"
+    return f"{fmt.count(value)} {unit}"
+
+
+def roofline_chart(part: Part) -> RooflineChart | None:
+    """The chart of the kernels placed by counters (not by speed-of-light shares)."""
+    roofs_part = part.get("ceilings") or {}
+    bandwidth = (roofs_part.get("bandwidth_gbs") or 0.0) * 1e9
+    placed = [
+        (i, k)
+        for i, k in enumerate(part["kernels"][:LISTED])
+        if (k.get("roofline") or {}).get("intensity") and k["roofline"].get("flops_rate")
+    ]
+    keys = sorted({k["roofline"]["precision"] for _, k in placed if k["roofline"]["precision"]})
+    tflops = roofs_part.get("tflops", {})
+    roofs = tuple(Roof(f"{key} {_si(tflops[key] * 1e12, 'FLOP/s')}", tflops[key] * 1e12)
+                  for key in keys if tflops.get(key))  # fmt: skip
+    if not placed or not roofs or bandwidth <= 0:
+        return None
+    dots = tuple(_dot(i, k) for i, k in placed)
+    bars = tuple(
+        Bar(f"#{i + 1}", k["name"], k["roofline"].get("fraction") or 0.0,
+            fmt.percent(k["roofline"].get("fraction")))
+        for i, k in placed
+    )  # fmt: skip
+    title = f"Roofline ({roofs_part.get('kind', '')} roofs: {roofs_part.get('label', '')})"
+    return RooflineChart(title, bars, bandwidth, f"{_si(bandwidth, 'B/s')} DRAM", roofs, dots)
+
+
+def _dot(index: int, k: Mapping[str, Any]) -> Dot:
+    point = k["roofline"]
+    full = (
+        f"#{index + 1} {k['name']}: {point['intensity']:.3g} FLOP/B, "
+        f"{_si(point['flops_rate'], 'FLOP/s')}, {point.get('bound') or 'bound unknown'}"
+        f" at {fmt.percent(point.get('fraction'))} of its roof"
+    )
+    return Dot(
+        f"#{index + 1}", full, point["intensity"], point["flops_rate"], point.get("bound") or ""
+    )
+
+
+def _facts(part: Part) -> Facts:
+    source = part["source"]
+    roofs = part.get("ceilings")
+    items = [
+        ("GPU", source.get("device") or source.get("ceilings_for") or "not recorded"),
+        (
+            "family",
+            f"{source['family_label']} (arch {source.get('arch') or '?'}, from "
+            f"{source['arch_from']})",
+        ),
+        ("formats", ", ".join(source.get("formats", []))),
+        (
+            "counters",
+            f"{len(part['counters'])}: "
+            + ", ".join(part["counters"][:12])
+            + (" ..." if len(part["counters"]) > 12 else ""),
+        ),
+    ]
+    if roofs:
+        peaks = ", ".join(f"{k} {v:g}" for k, v in roofs["tflops"].items())
+        items.append(("roofs", f"{roofs['kind']}: {roofs['label']} — DRAM "
+                               f"{roofs['bandwidth_gbs']} GB/s; TFLOP/s {peaks}"))  # fmt: skip
+        items.append(("roof source", str(roofs["source"])))
+    else:
+        items.append(("roofs", "unknown device: pass --peaks FILE or --device NAME"))
+    return Facts(tuple(items), "source")
+
+
+def _kernel_table(part: Part) -> Table:
+    headers = ("#", "kernel", "dispatches", "time", "share", "bound", "of roof", "DRAM B/s",
+               "FLOP/s", "FLOP/B", "occupancy")  # fmt: skip
+    rows = []
+    for i, k in enumerate(part["kernels"][:LISTED]):
+        point = k.get("roofline") or {}
+        occ = k.get("occupancy") or {}
+        rows.append((
+            Cell(f"{i + 1}"),
+            Cell(fmt.short_name(k["name"], 60), k["name"], code=True),
+            Cell(fmt.count(k["dispatches"])),
+            Cell(fmt.duration(k.get("time_us"))),
+            Cell(fmt.percent(k.get("share"))),
+            Cell(str(point.get("bound") or "—") + _basis(point)),
+            Cell(fmt.percent(point.get("fraction"))),
+            Cell(value_text("B/s", k["metrics"].get("dram_bandwidth"))),
+            Cell(value_text("FLOP/s", k["metrics"].get("flops_rate"))),
+            Cell(value_text("FLOP/B", k["metrics"].get("intensity_dram"))),
+            Cell(fmt.percent(occ.get("share")) + (f" ({occ['limiter']})" if occ else "")),
+        ))  # fmt: skip
+    numeric = (True, False, True, True, True, False, True, True, True, True, False)
+    caption = f"kernels with counters ({len(part['kernels'])}), hottest first"
+    return Table(headers, tuple(rows), numeric, caption)
+
+
+def _basis(point: Mapping[str, Any]) -> str:
+    return " (ncu SOL)" if point.get("basis") == "ncu speed-of-light" else ""
+
+
+def _kernel_section(part: Part, index: int, k: Mapping[str, Any]) -> Section:
+    units = part["metrics"]
+    rows = tuple(
+        (Cell(units[m]["title"]), Cell(value_text(units[m]["unit"], v)),
+         Cell(k["formulas"].get(m, ""), code=True))
+        for m, v in k["metrics"].items()
+    )  # fmt: skip
+    blocks: list[Block] = [Table(("metric", "value", "formula"), rows, (False, True, False))]
+    missing = tuple((Cell(units[m]["title"]), Cell(why)) for m, why in k["unavailable"].items())
+    if missing:
+        blocks.append(Table(("unavailable metric", "why"), missing, (), "not computed (never 0)"))
+    return Section(f"#{index + 1} {fmt.short_name(k['name'], 70)}", tuple(blocks))
+
+
+def _finding(finding: Mapping[str, Any]) -> Section:
+    severity = str(finding["severity"])
+    blocks: list[Block] = [Text(str(finding["message"])), Text(str(finding["action"]), "Action")]
+    blocks += evidence_blocks(finding.get("evidence", {}))
+    level = SEVERITY_LEVEL.get(severity, "info")
+    return Section(str(finding["id"]), tuple(blocks), badge=severity, level=level)  # type: ignore[arg-type]
+
+
+def _si(value: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
