@@ -69,15 +69,30 @@ class LibraryTraceCollector:
         return {s: self.run_dir / STREAM_FILES[s] for s in sorted(streams)}
 
     def finish(self) -> Path | None:
-        """Parse the logs and write `run_dir/library_trace.csv`; None when nothing was logged."""
+        """Parse the logs and write `run_dir/library_trace.csv`; None when nothing was logged.
+        In a multi-rank run each `rank<R>/` folder holds its rank's logs: they give that rank's
+        `rank<R>/library_trace.csv`, and the run's CSV sums every rank's calls."""
         self.warnings = []
         calls = list(parse_logs(self.run_dir, self.tracers, self.warnings))
+        calls += self._per_rank()
         if not calls:
             names = ", ".join(t.tool for t in self.tracers)
             self.warnings.append(f"{names}: no library calls were logged in {self.run_dir}")
             return None
         path = self.run_dir / CSV_NAME
         return write_csv(path, calls, jobid=self.jobid, model=self.model, now=self._now())
+
+    def _per_rank(self) -> list[LibraryCall]:
+        from gpuscope.tools.ranks import rank_folders
+
+        calls: list[LibraryCall] = []
+        for folder in rank_folders(self.run_dir):
+            mine = list(parse_logs(folder, self.tracers, self.warnings))
+            if mine:
+                write_csv(folder / CSV_NAME, mine, jobid=self.jobid, model=self.model,
+                          now=self._now())  # fmt: skip
+                calls += mine
+        return calls
 
 
 def tracer(name: str) -> Tracer:

@@ -21,6 +21,11 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
     clocks            {realtime_ns, monotonic_ns, boottime_ns, read_ns} read back to back at the
                       start: relates the profilers' clocks (boot, epoch) to the samplers'
                       (monotonic); read_ns = how long the three reads took (their uncertainty)
+    launcher          "torchrun" | "srun" | "mpirun" | "forced" when the command starts ranks
+                      (each rank's outputs then go to rank<R>/), else null
+    ranks             [{rank, dir, rank_from, local_rank, world_size, host, pid, ppid,
+                      visible_devices, started_at, argv}] from each rank<R>/rank.json
+    hosts             [{hostname, ranks, local, gpus}]: gpus for the host gpuscope ran on
 
 A run killed with gpuscope itself (kill -9) keeps the start manifest with status "running".
 """
@@ -68,6 +73,9 @@ class Manifest:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     clocks: dict[str, int] = field(default_factory=dict)
+    launcher: str | None = None  # torchrun, srun, mpirun, forced: per-rank folders (ranks.py)
+    ranks: list[dict[str, Any]] = field(default_factory=list)
+    hosts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -214,7 +214,10 @@ def _run_stack(
         layers = open_layers(stack, [p.tool for p in planned], ctx)
         composition = compose(layers, ctx.command, ctx.notes)
         env = _child_env(ctx, composition)
+        ranked = _per_rank_env(ctx, env, manifest)
+        env.update(ranked)
         _record_stack(manifest, planned, layers, composition, env)
+        manifest.env.update(ranked)
         if signals.pending_stop():
             return None
         argv = (_resolve(composition.argv[0], env), *composition.argv[1:])
@@ -224,6 +227,15 @@ def _run_stack(
 def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
     own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id}
     return {**ctx.base_env, **composition.env, **own}
+
+
+def _per_rank_env(ctx: RunContext, env: Mapping[str, str], manifest: Manifest) -> dict[str, str]:
+    """A launcher's ranks get folders of their own (tools/ranks.py); {} for other commands."""
+    from gpuscope.tools import ranks
+
+    kind = ranks.launcher(ctx.command, ctx.base_env)
+    manifest.launcher = kind
+    return ranks.child_env(ctx.run_dir, kind, env, ctx.base_env) if kind else {}
 
 
 def _resolve(program: str, env: Mapping[str, str]) -> str:
@@ -324,6 +336,10 @@ def _finish(manifest: Manifest, ctx: RunContext, signals: Signals, elapsed: floa
             f"{signals.received[0] if signals.received else 'the stop signal'}: killed with "
             "SIGKILL (--kill-after); its outputs may be incomplete"
         )
+    if manifest.launcher is not None:
+        from gpuscope.tools.ranks import collect
+
+        manifest.ranks, manifest.hosts = collect(ctx.run_dir, manifest.gpus)
     manifest.warnings = list(ctx.notes.warnings)
     manifest.files = list_files(ctx.run_dir)
     manifest.write()

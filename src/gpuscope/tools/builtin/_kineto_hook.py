@@ -100,7 +100,7 @@ def settings(environ: dict[str, str] | os._Environ[str] = os.environ) -> dict[st
 
 def trace_name(window: int = 1) -> str:
     """`[rank<R>_]<host>_<pid>[_w<N>].pt.trace.json.gz`: unique per process and window."""
-    rank = os.environ.get("RANK")
+    rank = os.environ.get("GPUSCOPE_RANK", os.environ.get("RANK"))
     prefix = f"rank{rank}_" if rank is not None else ""
     suffix = f"_w{window}" if window > 1 else ""
     return f"{prefix}{socket.gethostname()}_{os.getpid()}{suffix}.pt.trace.json.gz"
@@ -301,7 +301,7 @@ def _new_profiler(schedule: Any, ready: Callable[[Any], None]) -> Any:
 
 def _start() -> None:
     folder = os.environ.get(DIR_VAR)
-    if not folder or "windows" in _state:
+    if not folder or "windows" in _state or _launcher_process():
         return
     try:
         windows = Windows(settings(), folder, time.monotonic)
@@ -410,10 +410,17 @@ def _note(folder: str, kind: str, message: str) -> None:
         pass
 
 
+def _launcher_process() -> bool:
+    """In a multi-rank job (gpuscope's rank hook is on), a process without a rank is the
+    launcher (torchrun's agent, mpirun): it trains nothing, its trace would be noise."""
+    return bool(os.environ.get("GPUSCOPE_RANK_VARS")) and not os.environ.get("GPUSCOPE_RANK")
+
+
 def _run_hidden_sitecustomize() -> None:
+    """The next `sitecustomize.py` after this one on sys.path (the user's own)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for entry in sys.path:
-        folder = os.path.abspath(entry or os.getcwd())
+    folders = [os.path.abspath(entry or os.getcwd()) for entry in sys.path]
+    for folder in folders[folders.index(here) + 1 :] if here in folders else folders:
         candidate = os.path.join(folder, "sitecustomize.py")
         if folder == here or not os.path.isfile(candidate):
             continue

@@ -27,6 +27,7 @@ from gpuscope.tools.tool import Layer, RunContext
 OUTPUT = "torch_profiler_output"
 HOOK_DIR = ".gpuscope/torch_hook"
 TRACE_GLOB = "*.pt.trace.json*"
+RANKS_FILE = "ranks_analysis.json"
 
 
 class TorchProfilerTool(WrapperTool):
@@ -65,31 +66,63 @@ def _hook_env(hook: Path, out: Path, ctx: RunContext) -> dict[str, str]:
 
 
 def analyze_traces(out: Path, ctx: RunContext) -> None:
-    for kind in ("error", "notes"):
-        for path in sorted(out.glob(f"*.{kind}.txt")):
-            for line in path.read_text().splitlines():
-                ctx.notes.warn(f"torch_profiler: {path.name}: {line.strip()}")
-    traces = sorted(out.glob(TRACE_GLOB))
+    """Every trace, the job's ranks' too (`rank<R>/torch_profiler_output/`, tools/ranks.py);
+    with several ranks, the cross-rank report as `ranks_analysis.json` in the run directory."""
+    from gpuscope.tools.ranks import rank_folders
+
+    folders = [out, *(f / OUTPUT for f in rank_folders(ctx.run_dir) if (f / OUTPUT).is_dir())]
+    for folder in folders:
+        for kind in ("error", "notes"):
+            for path in sorted(folder.glob(f"*.{kind}.txt")):
+                where = path.relative_to(ctx.run_dir) if folder != out else path.name
+                for line in path.read_text().splitlines():
+                    ctx.notes.warn(f"torch_profiler: {where}: {line.strip()}")
+    traces = sorted(p for folder in folders for p in folder.glob(TRACE_GLOB))
     if not traces:
         ctx.notes.warn(
             "torch_profiler: no trace was written; the program must be Python, import torch, "
             "reach a window (see the notes above) and exit normally (not python -I/-S, not "
             "os._exit or kill -9)"
         )
-    for trace in traces:
-        _analyze_one(trace, ctx)
+    outcomes = [_analyze_one(trace, ctx) for trace in traces]
+    if len(folders) > 2:
+        _analyze_ranks([o for o in outcomes if o is not None], ctx)
 
 
-def _analyze_one(trace: Path, ctx: RunContext) -> None:
+def _analyze_one(trace: Path, ctx: RunContext) -> Any:
+    """The trace's report beside it; returns the outcome (with the rank summary) or None."""
     try:
-        import gpuscope
+        from gpuscope.errors import ReaderError
+        from gpuscope.ranks.work import run_task, task_of
+        from gpuscope.trace.registry import find_sources
 
-        analysis = gpuscope.analyze(str(trace))
+        outcome = run_task(task_of(find_sources(str(trace))[0]))
+        if outcome.error is not None:
+            raise ReaderError(outcome.error)
         summary = trace.with_name(trace.name.split(".pt.trace")[0] + ".analysis.json")
-        summary.write_text(json.dumps(_plain(analysis), indent=2, default=str) + "\n")
+        summary.write_text(json.dumps(_plain(outcome.report), indent=2, default=str) + "\n")
+        return outcome
     except Exception as error:  # the trace is kept; its analysis is best effort
         problem = f"{type(error).__name__}: {error}"
         ctx.notes.warn(f"torch_profiler: gpuscope analyze {trace.name}: {problem}")
+        return None
+
+
+def _analyze_ranks(outcomes: list[Any], ctx: RunContext) -> None:
+    """The first trace of each rank, across ranks (gpuscope.ranks) -> ranks_analysis.json."""
+    try:
+        from gpuscope.ranks.api import analyze_outcomes
+
+        first: dict[int, Any] = {}
+        for o in outcomes:
+            if o.summary is not None and o.summary.rank is not None:
+                first.setdefault(o.summary.rank, o)
+        result = analyze_outcomes(first[r] for r in sorted(first))
+        if result.ranks is not None:
+            text = json.dumps(result.ranks, indent=1) + "\n"
+            (ctx.run_dir / RANKS_FILE).write_text(text, encoding="utf-8")
+    except Exception as error:  # best effort, as every analysis of a run
+        ctx.notes.warn(f"torch_profiler: cross-rank analysis: {type(error).__name__}: {error}")
 
 
 def _plain(analysis: Any) -> Any:
