@@ -10,6 +10,7 @@ from __future__ import annotations
 COMMANDS: dict[str, str] = {
     "analyze": "gpuscope.commands.analyze",
     "diff": "gpuscope.commands.diff",
+    "counters": "gpuscope.commands.counters",
     "bench": "gpuscope.commands.bench",
     "profile": "gpuscope.commands.profile",
     "run": "gpuscope.commands.run",

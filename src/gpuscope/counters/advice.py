@@ -144,12 +144,13 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
             where = (f"{fraction:.0%} of ncu's memory peak sustained (DRAM "
                      f"{point.bandwidth_fraction:.0%})")  # fmt: skip
         if fraction >= AT_BANDWIDTH:
+            verb = "is memory-bound at" if point.bound == "memory" else "moves"
             found.append(
                 finding(
                     "memory-bound",
                     "info",
-                    f"{_short(k.name)} is memory-bound at {where} (threshold "
-                    f"{AT_BANDWIDTH:.0%}): only fewer bytes will help",
+                    f"{_short(k.name)} {verb} {where} (threshold {AT_BANDWIDTH:.0%}): "
+                    "bandwidth limits it, only fewer bytes will help",
                     "move fewer bytes: fuse it with its neighbours, keep data in a lower "
                     "precision, reuse tiles through LDS / L2 instead of re-reading",
                     _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram")),

@@ -135,11 +135,18 @@ def _kernel_table(part: Part) -> Table:
             Cell(value_text("B/s", k["metrics"].get("dram_bandwidth"))),
             Cell(value_text("FLOP/s", k["metrics"].get("flops_rate"))),
             Cell(value_text("FLOP/B", k["metrics"].get("intensity_dram"))),
-            Cell(fmt.percent(occ.get("share")) + (f" ({occ['limiter']})" if occ else "")),
+            Cell(_occupancy(occ)),
         ))  # fmt: skip
     numeric = (True, False, True, True, True, False, True, True, True, True, False)
     caption = f"kernels with counters ({len(part['kernels'])}), hottest first"
     return Table(headers, tuple(rows), numeric, caption)
+
+
+def _occupancy(occ: Mapping[str, Any]) -> str:
+    if not occ:
+        return "—"
+    limiter = "not limited" if occ["limiter"] == "none" else f"by {occ['limiter']}"
+    return f"{fmt.percent(occ.get('share'))} ({limiter})"
 
 
 def _basis(point: Mapping[str, Any]) -> str:
@@ -154,10 +161,25 @@ def _kernel_section(part: Part, index: int, k: Mapping[str, Any]) -> Section:
         for m, v in k["metrics"].items()
     )  # fmt: skip
     blocks: list[Block] = [Table(("metric", "value", "formula"), rows, (False, True, False))]
-    missing = tuple((Cell(units[m]["title"]), Cell(why)) for m, why in k["unavailable"].items())
+    by_reason: dict[str, list[str]] = {}
+    for metric, why in k["unavailable"].items():
+        by_reason.setdefault(_shorter(why), []).append(units[metric]["title"])
+    missing = tuple((Cell(why), Cell("; ".join(titles))) for why, titles in by_reason.items())
     if missing:
-        blocks.append(Table(("unavailable metric", "why"), missing, (), "not computed (never 0)"))
+        caption = "not computed (never shown as 0)"
+        blocks.append(Table(("why", "unavailable metrics"), missing, (), caption))
     return Section(f"#{index + 1} {fmt.short_name(k['name'], 70)}", tuple(blocks))
+
+
+def _shorter(reason: str, names: int = 4) -> str:
+    """'missing A, B, C, D, E' -> 'missing A, B, C, D … (+1)'."""
+    head, sep, rest = reason.partition("missing ")
+    if not sep:
+        return reason
+    listed, paren, tail = rest.partition(" (or ")
+    items = listed.split(", ")
+    short = ", ".join(items[:names]) + (f" … (+{len(items) - names})" if len(items) > names else "")
+    return head + sep + short + (paren + tail if paren else "")
 
 
 def _finding(finding: Mapping[str, Any]) -> Section:

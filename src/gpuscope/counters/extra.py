@@ -1,0 +1,47 @@
+"""The counter analysis as a section of `gpuscope analyze` (see `analysis.extras`): present
+when the trace holds hardware counters, under the report key `counters`.
+
+The trace alone is analysed (no `--arch` / `--peaks` here): the architecture and the datasheet
+roofs come from the devices the trace records; `gpuscope counters` takes the options and merges
+the passes of a multi-pass collection.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.analysis._finding import Finding
+from gpuscope.counters.report import CounterReport, analyse_counters
+from gpuscope.errors import InputError
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.report import Analysis
+    from gpuscope.report._document import Section
+
+NAME = "counters"
+
+
+def analyse(a: Analysis) -> CounterReport | None:
+    """None when the trace has no counter values."""
+    if not a.trace.provides("counters") or not len(a.trace.counters):
+        return None
+    try:
+        return analyse_counters([a.trace])
+    except InputError:  # counters of dispatches the trace does not hold
+        return None
+
+
+def to_dict(result: CounterReport) -> dict[str, Any]:
+    part = result.to_dict()
+    del part["schema"], part["findings"]  # the findings join the report's own list
+    return part
+
+
+def findings(a: Analysis, result: CounterReport) -> list[Finding]:
+    return list(result.findings)
+
+
+def section(part: dict[str, Any]) -> Section:
+    from gpuscope.counters.views import section as counters_section
+
+    return counters_section(part)
