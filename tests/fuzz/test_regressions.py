@@ -31,9 +31,11 @@ def kernel_row(index: int, begin: int | str, name: str = "k(int)") -> str:
     )
 
 
-def run(path: Path, tmp_path: Path, cut: bool = False) -> Outcome:
-    """The CLI on `path`, judged; fails the test on a failure of the oracle."""
-    outcome = judge(path, path, tmp_path / "out", Mutation("regression", must_warn=cut))
+def run(path: Path, tmp_path: Path, cut: bool = False, damaged: Path | None = None) -> Outcome:
+    """The CLI on `path` (`damaged`: the file cut in a directory), judged; fails the test on a
+    failure of the oracle."""
+    mutation = Mutation("regression", must_warn=cut)
+    outcome = judge(path, damaged or path, tmp_path / "out", mutation)
     assert not outcome.failed, f"{outcome.status}: {outcome.detail}"
     return outcome
 
@@ -277,4 +279,139 @@ def test_sqlite_table_name_that_is_not_utf8(tmp_path: Path) -> None:
         db.execute('CREATE TABLE "t\u00e9" (a INTEGER)')
     data = path.read_bytes().replace(b"t\xc3\xa9", b"t\xe9 ")  # a lone Latin-1 é
     data = data.replace(b"(a INTEGER)", b"(a INTEGER,")  # and a schema that does not parse
+    assert run(write(path, data), tmp_path).status == EXIT_2
+
+
+# --- cuts the readers did not report --------------------------------------------------------
+
+
+def test_kineto_cut_after_the_event_array(tmp_path: Path) -> None:
+    """kineto:343 (json.truncate): a cut in deviceProperties, after the events, went unsaid."""
+    text = kineto([kernel()])[:-1] + ', "deviceProperties": [{"id": 0, "name": "AMD Ins'
+    outcome = run(write(tmp_path / "trace.json", text), tmp_path, cut=True)
+    assert "ends after the event array" in outcome.detail
+
+
+def test_kineto_gzip_stream_cut_in_its_trailer(tmp_path: Path) -> None:
+    """kineto:771 (gzip.bytes.truncate): a gzip stream without its last bytes was read as whole."""
+    packed = gzip.compress(kineto([kernel(), kernel(20)]).encode(), mtime=0)
+    outcome = run(write(tmp_path / "trace.json.gz", packed[:-4]), tmp_path, cut=True)
+    assert "ends after the event array" in outcome.detail
+
+
+def test_rocprof_json_cut_in_other_data(tmp_path: Path) -> None:
+    """rocprof:395 (bytes.truncate): results.json cut inside its closing otherData dump."""
+    label = '{"args":{"name":"%s"},"ph":"M","pid":%d,"name":"process_name","sort_index":%d}'
+    op = ('{"ph":"X","name":"k","pid":"8","tid":"1","ts":"20","dur":"10","args":{"BeginNs":'
+          '"20000","EndNs":"30000","Name":"k","dev-id":"2","DurationNs":"10000"}}')  # fmt: skip
+    text = '{ "traceEvents":[{},' + label % ("GPU2", 8, 1) + "," + op
+    text += '],\n"otherData": {\n    "Agent5.Name": "gfx9'
+    outcome = run(write(tmp_path / "results.json", text), tmp_path, cut=True)
+    assert "ends after the event array" in outcome.detail
+
+
+def test_rocprof_stats_whose_only_row_is_cut(tmp_path: Path) -> None:
+    """rocprof:186 (bytes.truncate): the cut file read no rows, and its warning was dropped."""
+    path = write(tmp_path / "results.copy_stats.csv", ROCPROF_STATS + "CopyHostToDevice,1")
+    outcome = run(path, tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "cut short" in outcome.detail
+
+
+def test_nsys_summary_with_a_cut_last_row(tmp_path: Path) -> None:
+    """nsys:4 (bytes.truncate): a summary's short last row was skipped without a word."""
+    text = NSYS_API_SUM + "61.8,300,2,150.0,150.0,100,200,70.7,cudaMalloc\n38.2,12775101,1536,"
+    outcome = run(write(tmp_path / "x_cuda_api_sum.csv", text), tmp_path, cut=True)
+    assert "last row of cuda_api_sum is cut short" in outcome.detail
+
+
+ROCMINFO = """CMD: rocminfo
+ROCk module is loaded
+==========
+HSA Agents
+==========
+*******
+Agent 1
+*******
+  Name:                    made-up-cpu
+  Device Type:             CPU
+*******
+Agent 2
+*******
+  Name:                    gfx942
+  Marketing Name:          Made-up GPU
+  Device Type:             GPU
+  Compute Unit:            304
+*** Done ***
+"""
+
+
+def test_rocminfo_dump_cut_in_a_run_directory(tmp_path: Path) -> None:
+    """rocprof:69 (bytes.truncate): results.sysinfo.txt without its end was read as whole."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    write(folder / "results.csv", ROCPROF_KERNELS + kernel_row(0, 100))
+    dump = write(folder / "results.sysinfo.txt", ROCMINFO[: ROCMINFO.index("Compute Unit")])
+    outcome = run(folder, tmp_path, cut=True, damaged=dump)
+    assert "rocminfo dump ends before" in outcome.detail
+
+
+# --- SQLite values and schemas of the wrong kind ----------------------------------------------
+
+
+def rocprof_db(path: Path, copy: tuple[object, ...]) -> Path:
+    """A rocprof v1 results.db with one kernel and one copy row (`copy`: BeginNs, EndNs, dev-id,
+    Name, Index, Data)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute('CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT, "gpu-id" INTEGER, '
+                   '"BeginNs" INTEGER, "EndNs" INTEGER)')  # fmt: skip
+        db.execute("INSERT INTO KERN VALUES (0, 'k(int)', 2, 100, 150)")
+        db.execute('CREATE TABLE COPY ("BeginNs" INTEGER, "EndNs" INTEGER, "dev-id" INTEGER, '
+                   '"Name" TEXT, "Index" INTEGER, "Data")')  # fmt: skip
+        db.execute("INSERT INTO COPY VALUES (?, ?, ?, ?, ?, ?)", copy)
+    return path
+
+
+def test_rocprof_db_infinite_real_in_an_integer_column(tmp_path: Path) -> None:
+    """rocprof:241 (sqlite.values): int(inf) raised OverflowError."""
+    path = rocprof_db(tmp_path / "results.db", (10, 20, float("inf"), "CopyHostToDevice", 5, ""))
+    run(path, tmp_path)
+
+
+def test_rocprof_db_copy_data_that_is_a_number(tmp_path: Path) -> None:
+    """rocprof:769 (sqlite.swap-pages): an integer in the copy's Data column ('in' on an int)."""
+    path = rocprof_db(tmp_path / "results.db", (10, 20, 2, "CopyHostToDevice", 5, 7))
+    run(path, tmp_path)
+
+
+def test_nsys_enum_table_without_its_id_column(tmp_path: Path) -> None:
+    """nsys:31 (sqlite.drop-column): KeyError 'id' reading an ENUM_* table without ids."""
+    from tests.unit.trace.test_nsys import CUDA_TABLES, PID_A, Export, gid
+
+    tables = CUDA_TABLES | {"CUPTI_ACTIVITY_KIND_MEMCPY"}
+    export = Export(tmp_path / "x.sqlite", tables)
+    export.kernel(1000, 500, "k(int)", corr=11)
+    copy = {"start": 2000, "end": 2100, "deviceId": 0, "contextId": 1, "streamId": 7}
+    copy.update(correlationId=13, globalPid=gid(PID_A), bytes=4096, copyKind=1)
+    export.insert("CUPTI_ACTIVITY_KIND_MEMCPY", **copy, srcKind=1, dstKind=2)
+    export.db.execute("CREATE TABLE ENUM_CUDA_MEMCPY_OPER (name TEXT, label TEXT)")
+    export.insert("ENUM_CUDA_MEMCPY_OPER", name="CUDA_MEMCPY_KIND_HTOD", label="Host-to-Device")
+    run(Path(export.close()), tmp_path)
+
+
+def test_rocpd_schema_that_is_not_utf8(tmp_path: Path) -> None:
+    """rocpd:408 (sqlite.page): a corrupt name in the schema of a claimed rocpd database raised
+    UnicodeDecodeError from the reader's first query."""
+    import sqlite3
+
+    from tests.unit.trace.test_rocpd import generator
+
+    path = tmp_path / "7_results.db"
+    generator().make_rocpd(path, 5)
+    with sqlite3.connect(path) as db:
+        db.execute('CREATE TABLE "z\u00e9" (a INTEGER)')
+    data = (
+        path.read_bytes().replace(b"z\xc3\xa9", b"z\xe9 ").replace(b"(a INTEGER)", b"(a INTEGER,")
+    )
     assert run(write(path, data), tmp_path).status == EXIT_2

@@ -32,6 +32,10 @@ _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _CONTROL_TO_SPACE = bytes(range(256)).maketrans(bytes(range(32)), b" " * 32)
 
 Progress = Callable[[int, int], None]
+TAIL_CUT = (
+    "truncated file: it ends after the event array, before the document closes (the writer "
+    "died?); every event was read, the keys after the events may be missing"
+)
 
 
 @dataclass
@@ -40,6 +44,7 @@ class StreamReport:
 
     header: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
+    tail_cut: bool = False  # every event read, but the document (or gzip stream) ends early
     dropped_bytes: int = 0
     total_bytes: int = 0
     repaired_batches: int = 0
@@ -160,7 +165,7 @@ class EventStream:
                 yield batch
             if len(buf) == size_before or not batch:
                 break
-        self._finish(buf)
+        self._finish(buf, is_object=bool(header), gzip_cut=truncated)
 
     def _check_header_start(self, buf: bytes) -> None:
         first = _skip_ws(buf, 0)
@@ -234,12 +239,14 @@ class EventStream:
         self.report.repaired_batches += 1
         return events, end
 
-    def _finish(self, rest: bytes) -> None:
+    def _finish(self, rest: bytes, is_object: bool, gzip_cut: bool) -> None:
         tail = rest.lstrip()
         if tail.startswith(b"]"):
             trailer = tail[1:].lstrip()
             if trailer.startswith(b","):
                 self.report.header.update(_decode_header(b"{" + trailer[1:]))
+            closed = trailer.rstrip().endswith(b"}") if is_object else True
+            self.report.tail_cut = gzip_cut or not closed
             return
         self.report.truncated = True
         self.report.dropped_bytes = len(rest)

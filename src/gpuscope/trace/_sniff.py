@@ -4,7 +4,6 @@ it is SQLite, and the tables and views of a SQLite file. Readers open SQLite rea
 from __future__ import annotations
 
 import functools
-import gzip
 import os
 import sqlite3
 import zlib
@@ -34,13 +33,21 @@ def head(path: str, size: int = HEAD_BYTES) -> bytes:
 def _head(path: str, _size: int, _mtime: int, size: int) -> bytes:
     with open(path, "rb") as handle:
         start = handle.read(size)
-    if start[:2] != b"\x1f\x8b":
-        return start
-    try:
-        with gzip.open(path, "rb") as handle:
-            return handle.read(size)
-    except (OSError, EOFError, zlib.error):
-        return b""
+    return start if start[:2] != b"\x1f\x8b" else gunzip_head(path, size)
+
+
+def gunzip_head(path: str, size: int) -> bytes:
+    """Up to `size` bytes of a gzip file's content: as much as decompresses when the stream is
+    cut short or corrupt further on (the readers say what is wrong with it)."""
+    inflater = zlib.decompressobj(wbits=31)
+    out = bytearray()
+    with open(path, "rb") as handle:
+        while len(out) < size and not inflater.eof and (block := handle.read(1 << 16)):
+            try:
+                out += inflater.decompress(block)
+            except zlib.error:
+                break
+    return bytes(out[:size])
 
 
 def head_text(path: str, size: int = 1 << 16) -> str:
@@ -81,8 +88,11 @@ def connect(path: str) -> sqlite3.Connection:
         raise ReaderError(f"cannot open the SQLite database ({error})") from None
 
 
-def sqlite_error(error: sqlite3.Error, expected: str) -> ReaderError:
+def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, expected: str) -> ReaderError:
     """A one-line ReaderError for a database that cannot be read as `expected`."""
+    if isinstance(error, UnicodeDecodeError):  # text (or SQLite's message quoting it) not UTF-8
+        return ReaderError(f"corrupt SQLite database (text that is not UTF-8: {error.reason}); "
+                           f"expected {expected}")  # fmt: skip
     text = str(error)
     if "locked" in text or "busy" in text:
         return ReaderError(f"the database is locked by another process ({text}); retry when the "

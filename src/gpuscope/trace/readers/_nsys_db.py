@@ -73,7 +73,7 @@ def read_export(path: str) -> Trace:
     try:
         with closing(_sniff.connect(path)) as connection:
             return _read(path, connection)
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         raise _sniff.sqlite_error(error, EXPECTED) from None
 
 

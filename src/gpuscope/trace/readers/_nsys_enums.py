@@ -88,8 +88,11 @@ _API_VERSION = re.compile(r"_v\d+$")
 
 def enum_labels(db: Database, table: str, default: dict[int, str]) -> dict[int, str]:
     """id -> label from an `ENUM_*` table, the documented values where it is absent."""
-    rows = db.records(table, ("id", "label"))
-    found = {int(str(r["id"])): str(r["label"]) for r in rows if r.get("label") is not None}
+    found = {}
+    for row in db.records(table, ("id", "label")):
+        ident, label = str(row.get("id")), row.get("label")
+        if label is not None and ident.lstrip("-").isdigit():  # a damaged table: skip the row
+            found[int(ident)] = str(label)
     return found or dict(default)
 
 

@@ -66,6 +66,8 @@ class Table:
     path: str
     header: Header
     rows: list[list[str]] | None = None  # None: read the file below `header`
+    skipped: int = 0  # rows whose field count differs from the header's
+    cut: bool = False  # the file ends inside the table's last row
 
 
 def report_of(cells: tuple[str, ...] | list[str]) -> str | None:

@@ -64,12 +64,16 @@ def _with_rows(path: str, tables: list[Table]) -> list[Table]:
     if not tables:
         return []
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        lines = handle.read().splitlines()
+        text = handle.read()
+    lines = text.splitlines()
     ends = [t.header.line for t in tables[1:]] + [len(lines)]
     for table, end in zip(tables, ends, strict=True):
         width = len(table.header.cells)
-        body = (csv_row(line) for line in lines[table.header.line + 1 : end] if line.strip())
+        body = [csv_row(line) for line in lines[table.header.line + 1 : end] if line.strip()]
+        if body and end == len(lines) and len(body[-1]) < width and text[-1] not in "\r\n":
+            body, table.cut = body[:-1], True  # the writer stopped mid-row
         table.rows = [row for row in body if len(row) == width]
+        table.skipped = len(body) - len(table.rows)
     return tables
 
 
@@ -110,6 +114,7 @@ class StatsBuilder:
                 f"{table.report} table without the column(s) {', '.join(absent)} "
                 f"(header: {', '.join(table.header.cells)})"
             )
+        self._damage(table)
         if table.report == rep.GPU_TRACE:
             columns = events.read(table, events.GPU_TRACE)
             self._kernels = events.add_gpu_trace(self.parts, columns, self.devices)
@@ -121,6 +126,18 @@ class StatsBuilder:
             self._sizes(table)
         else:
             self._summary(table)
+
+    def _damage(self, table: Table) -> None:
+        rows = len(table.rows or [])
+        if table.cut:
+            self.truncated = True
+            self.warnings.append(
+                f"truncated file: the last row of {table.report} is cut short (the writer "
+                f"died?): read its {rows:,} complete rows"
+            )
+        if table.skipped:
+            self.warnings.append(f"skipped {table.skipped:,} rows of {table.report} whose "
+                                 "field count differs from its header")  # fmt: skip
 
     def _summary(self, table: Table) -> None:
         rows, header = table.rows or [], table.header

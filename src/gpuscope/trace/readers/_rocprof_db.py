@@ -58,7 +58,7 @@ def read_db(path: str) -> Piece:
     try:
         with _sniff.connect(path) as db:
             return _Reader(path, db).piece()
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         raise _sniff.sqlite_error(error, _EXPECTED) from None
 
 

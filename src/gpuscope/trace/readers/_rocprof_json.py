@@ -17,7 +17,7 @@ import numpy as np
 
 from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff
-from gpuscope.trace._jsonstream import EventStream, Progress, StreamReport
+from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport
 from gpuscope.trace.model import ANNOTATION, HSA, KERNEL, MEMCPY, MEMSET, RUNTIME
 from gpuscope.trace.readers._rocprof_dispatch import LAUNCH_COLUMNS, launch_params
 from gpuscope.trace.readers._rocprof_flows import Flows, Track, launching, link_flows
@@ -71,6 +71,9 @@ def _add_report(piece: Piece, report: StreamReport, loose: int) -> None:
         piece.warnings.insert(0, f"{TRUNCATED}: it ends in the middle of the event array "
                               f"(the run stopped while writing it?); dropped the last "
                               f"{report.dropped_bytes:,} bytes")  # fmt: skip
+    if report.tail_cut:
+        piece.truncated = True
+        piece.warnings.insert(0, TAIL_CUT)
     if loose:
         piece.warnings.append(f"skipped {loose:,} events with unreadable fields")
 

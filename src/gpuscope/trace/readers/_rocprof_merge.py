@@ -245,9 +245,10 @@ def _meta(key: str, pieces: list[Piece], out: _Merged, devices: tuple[Any, ...])
     counts = {**out.counts, "launch_params": out.parts.rows("launch_params"),
               "counters": out.parts.rows("counters")}  # fmt: skip
     warnings = list(out.warnings)
-    for piece in out.used:
+    for piece in pieces:  # a file left unused (no rows) still says that it was cut
+        said = [w for w in piece.warnings if piece in out.used or w.startswith(TRUNCATED)]
         name = Path(piece.path).name if len(pieces) > 1 else ""
-        warnings += [_located(w, name) for w in piece.warnings]
+        warnings += [_located(w, name) for w in said]
     return trace_meta(
         key if len(pieces) > 1 else pieces[0].path,
         "rocprof",
@@ -255,7 +256,7 @@ def _meta(key: str, pieces: list[Piece], out: _Merged, devices: tuple[Any, ...])
         vendor="amd",
         devices=devices,
         event_counts={k: v for k, v in counts.items() if v},
-        truncated=any(p.truncated for p in out.used),
+        truncated=any(p.truncated for p in pieces),
         warnings=tuple(warnings),
         provides=frozenset(out.provides),
         clock="boot" if out.provides & {"timestamps"} else "",

@@ -110,7 +110,7 @@ def to_ints(values: Iterable[Any]) -> I64:
 def _int_or_missing(value: Any) -> int:
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite REAL
         return -1
     return number if -(2**63) <= number < 2**63 else -1
 

@@ -26,7 +26,7 @@ def data_sizes(data: list[str]) -> tuple[I64, Any]:
     sizes = full(len(data), -1)
     memory = np.full(len(data), UNKNOWN_MEMORY, np.int8)
     for row, text in enumerate(data):
-        if not text or "Size=" not in text:
+        if not isinstance(text, str) or "Size=" not in text:  # NULL, or a number in a damaged db
             continue
         found = _DATA_SIZE.search(text)
         if found:

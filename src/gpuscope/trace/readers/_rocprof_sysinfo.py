@@ -12,9 +12,10 @@ from typing import Any
 
 from gpuscope.errors import ReaderError
 from gpuscope.trace.model import Device
-from gpuscope.trace.readers._rocprof_piece import Agent, Piece
+from gpuscope.trace.readers._rocprof_piece import TRUNCATED, Agent, Piece
 
 SIGNATURE = "CMD: rocminfo"  # rocprof's metadata_gen() writes this line first
+DONE = "*** Done ***"  # rocminfo's last line
 _AGENT = re.compile(r"^Agent (\d+)\s*$")
 _FIELD = re.compile(r"^  (\S[^:]*?):\s*(.*?)\s*$")  # top-level fields are indented by two spaces
 _LEADING_INT = re.compile(r"^\s*(\d+)")
@@ -31,7 +32,12 @@ def read_sysinfo(path: str) -> Piece:
     if not agents:
         raise ReaderError("a rocminfo dump without any 'Agent N' section (expected rocprof's "
                           "results.sysinfo.txt)")  # fmt: skip
-    return Piece(path, "sysinfo", kind="sysinfo", agents=agents, provides={"devices"})
+    piece = Piece(path, "sysinfo", kind="sysinfo", agents=agents, provides={"devices"})
+    if DONE not in text[-4096:]:
+        piece.truncated = True
+        piece.warnings.append(f"{TRUNCATED}: the rocminfo dump ends before its '{DONE}' line "
+                              "(cut short?): the last agents may be missing")  # fmt: skip
+    return piece
 
 
 def parse_agents(text: str) -> tuple[Agent, ...]:

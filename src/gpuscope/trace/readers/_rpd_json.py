@@ -24,7 +24,7 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._copies import copy_kind
-from gpuscope.trace._jsonstream import EventStream, Progress, StreamReport
+from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport
 from gpuscope.trace.model import ANNOTATION, I64, MEMCPY, UNKNOWN_MEMORY, Device, Trace
 from gpuscope.trace.readers import _rpd_vocab as vocab
 from gpuscope.trace.readers import _sql
@@ -293,6 +293,8 @@ def _with_meta(trace: Trace, path: str, found: _Collector, report: StreamReport)
             f"truncated file: it ends in the middle of the event array; read the complete "
             f"events, dropped the last {report.dropped_bytes:,} bytes"
         )
+    if report.tail_cut:
+        warnings.append(TAIL_CUT)
     meta = trace_meta(
         path,
         "rpd",
@@ -300,7 +302,7 @@ def _with_meta(trace: Trace, path: str, found: _Collector, report: StreamReport)
         vendor="amd",
         devices=tuple(Device(g, f"GPU{g}") for g in gpus),
         event_counts=dict(found.counts),
-        truncated=report.truncated,
+        truncated=report.truncated or report.tail_cut,
         warnings=tuple(warnings),
         provides=frozenset({"kernels", "timestamps", "copies", "host_api", "links", "markers"}),
         clock="boot",

@@ -31,7 +31,7 @@ def database(path: str, expected: str) -> Iterator[sqlite3.Connection]:
     db = _sniff.connect(path)
     try:
         yield db
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         raise _sniff.sqlite_error(error, expected) from None
     finally:
         db.close()

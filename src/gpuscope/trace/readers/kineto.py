@@ -7,9 +7,7 @@ so neither the raw text nor a dict tree of the whole file is ever held.
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from collections import defaultdict
 from typing import Any
 
@@ -17,8 +15,9 @@ import msgspec
 import numpy as np
 
 from gpuscope.errors import ReaderError
+from gpuscope.trace import _sniff
 from gpuscope.trace._copies import copy_kind, host_memory
-from gpuscope.trace._jsonstream import EventStream, Progress, StreamReport
+from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport
 from gpuscope.trace.model import (
     ANNOTATION,
     DRIVER,
@@ -84,15 +83,14 @@ class KinetoReader:
 
 
 def _head(path: str, size: int) -> bytes:
-    with open(path, "rb") as handle:
-        magic = handle.read(2)
     try:
+        with open(path, "rb") as handle:
+            magic = handle.read(2)
         if magic == b"\x1f\x8b":
-            with gzip.open(path, "rb") as handle:
-                return handle.read(size)
+            return _sniff.gunzip_head(path, size)
         with open(path, "rb") as handle:
             return handle.read(size)
-    except (OSError, EOFError, zlib.error):
+    except OSError:
         return b""
 
 
@@ -359,6 +357,8 @@ class _Builder:
                 f"analysed the {recovered:,} complete events, dropped the last "
                 f"{report.dropped_bytes:,} bytes of {report.total_bytes:,}",
             )
+        if report.tail_cut:
+            warnings.insert(0, TAIL_CUT)
         if report.repaired_batches:
             warnings.append("control characters / invalid UTF-8 in the file were replaced")
         if self.loose_batches:
@@ -380,7 +380,7 @@ class _Builder:
             if isinstance(distributed, dict)
             else None,
             event_counts=dict(self.counts),
-            truncated=report.truncated,
+            truncated=report.truncated or report.tail_cut,
             warnings=tuple(warnings),
             extra={k: v for k, v in header.items() if isinstance(v, (str, int, float))},
             provides=_provides(header, tables),
