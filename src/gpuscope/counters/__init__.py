@@ -1,0 +1,14 @@
+"""Hardware counters → derived metrics → roofline → advice (`gpuscope counters`).
+
+    >>> from gpuscope.trace.registry import read_traces
+    >>> from gpuscope.counters.report import analyse_counters
+    >>> report = analyse_counters(read_traces("rocprof_output/"), arch="gfx942")  # doctest: +SKIP
+    >>> report.to_dict()["kernels"][0]["roofline"]["bound"]                      # doctest: +SKIP
+    'memory'
+
+Modules, in pipeline order: `collect` (counter values per dispatch, passes merged), `metrics`
+(the per-family metric definitions in data/counters/*.json) with `formula` (their safe
+evaluator) and `evaluate`, `ceilings` (the roofs), `roofline`, `occupancy`, `advice`, `report`
+(all of it as plain data), `views` (document sections). `capability` and `presets` say which
+counters a GPU can collect and in how many passes; `extra` is the section of `gpuscope analyze`.
+"""
