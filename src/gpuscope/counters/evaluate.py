@@ -158,7 +158,14 @@ class _Evaluator:
             elif name in self.constants:
                 env[name] = self.constants[name]
             else:
-                env[name] = float(np.nansum(self._counter(name)))
+                values = self._counter(name)
+                lacking = int(np.isnan(values).sum())
+                if lacking:  # a counter of another pass that missed some dispatches
+                    return (
+                        None,
+                        f"{name}: not collected for {lacking:,} of {len(values):,} dispatches",
+                    )
+                env[name] = float(values.sum())
         value = float(np.asarray(alt.formula.evaluate(env)))
         return (value, "") if np.isfinite(value) else (None, "undefined (division by zero)")
 

@@ -142,3 +142,17 @@ def test_unknown_arch_option(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match="--arch gfx803: no counter formulas"):
         _report(path, arch="gfx803")
+
+
+def test_a_pass_that_missed_dispatches_never_reads_as_zero(tmp_path: Path) -> None:
+    """The second run saw 2 of the 3 dispatches (e.g. it was cut short): its counters are
+    unknown for the third, so totals over it are unavailable, not sums of what is there."""
+    hits = {"TCC_HIT_sum": 3.0, "TCC_MISS_sum": 1.0}
+    write_counters(tmp_path / "pmc_1" / "1_counter_collection.csv", [("a", MS, hits, 8, 0)] * 3)
+    mix = {"SQ_WAVES": 4.0, "SQ_INSTS": 10.0, "SQ_INSTS_SALU": 5.0}
+    write_counters(tmp_path / "pmc_2" / "2_counter_collection.csv", [("a", MS, mix, 8, 0)] * 2)
+    (k,) = _report(tmp_path, arch="gfx90a")["kernels"]
+    assert k["dispatches"] == 3
+    assert k["metrics"]["l2_hit_rate"] == 9.0 / 12.0
+    assert k["unavailable"]["waves"] == "not computable for 1 of 3 dispatches"
+    assert k["unavailable"]["mix_salu"].endswith("not collected for 1 of 3 dispatches")
