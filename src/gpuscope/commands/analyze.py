@@ -82,6 +82,7 @@ def main(args: argparse.Namespace) -> int:
 def _several(args: argparse.Namespace) -> tuple[list[Any], int] | None:
     """(sources, paths that failed) when the arguments hold several traces; None for one."""
     from gpuscope.errors import GpuscopeError
+    from gpuscope.ranks.api import forget_heads
     from gpuscope.trace.registry import find_sources
 
     if len(args.traces) == 1:
@@ -94,6 +95,7 @@ def _several(args: argparse.Namespace) -> tuple[list[Any], int] | None:
     for path in args.traces:
         try:
             sources += find_sources(path)
+            forget_heads()  # the first MiB of each file, cached: the workers read them anyway
         except GpuscopeError as error:
             print(f"error: {error}", file=sys.stderr)
             failed += 1

@@ -16,6 +16,7 @@ and the report says so instead of naming stragglers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,15 +94,16 @@ def align(keys: list[I64], ends: list[I64], tol: int) -> list[Offset]:
     result: list[Offset | None] = [Offset(0, None, 0)] + [None] * (len(keys) - 1)
     pending = list(range(1, len(keys)))
     while pending:
-        progress = False
-        for b in list(pending):
+        left = []
+        for b in pending:
             found = _against_aligned(b, result, keys, ends, tol)
-            if found is not None:
+            if found is None:
+                left.append(b)
+            else:
                 result[b] = found
-                pending.remove(b)
-                progress = True
-        if not progress:
+        if len(left) == len(pending):
             break
+        pending = left
     return [r if r is not None else Offset(None, None, 0) for r in result]
 
 
@@ -109,12 +111,23 @@ def _against_aligned(
     b: int, result: list[Offset | None], keys: list[I64], ends: list[I64], tol: int
 ) -> Offset | None:
     """Against the reference first, then the aligned ranks nearest to `b` (at most CHAIN)."""
-    aligned = [a for a, known in enumerate(result) if known is not None and a != 0]
-    nearest = sorted(aligned, key=lambda a: abs(a - b))[:CHAIN]
-    for a in [0, *nearest]:
+    for a in _candidates(b, result):
         known = result[a]
         assert known is not None and known.offset_ns is not None
         found = offset(keys[a], ends[a], keys[b], ends[b], tol)
         if found is not None:
             return Offset(found[0] + known.offset_ns, a, found[1])
     return None
+
+
+def _candidates(b: int, result: list[Offset | None]) -> Iterator[int]:
+    """0, then up to CHAIN aligned ranks by distance from b (lazily: most ranks stop at 0)."""
+    yield 0
+    tried = 0
+    for distance in range(1, len(result)):
+        for a in (b - distance, b + distance):
+            if 0 < a < len(result) and result[a] is not None:
+                yield a
+                tried += 1
+                if tried >= CHAIN:
+                    return

@@ -32,8 +32,19 @@ def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15
 
     from gpuscope.trace.registry import find_sources
 
-    found = [task_of(s, categories, top) for p in paths for s in find_sources(p)]
-    return [replace(t, report=report) for t in found]
+    found = []
+    for path in paths:
+        found += [replace(task_of(s, categories, top), report=report) for s in find_sources(path)]
+        forget_heads()
+    return found
+
+
+def forget_heads() -> None:
+    """Finding the sources cached the first MiB of up to 256 files (trace._sniff); the workers
+    read the files themselves, so the driver lets them go (256 MiB at 256 ranks otherwise)."""
+    from gpuscope.trace import _sniff
+
+    _sniff._head.cache_clear()
 
 
 def analyze_job(

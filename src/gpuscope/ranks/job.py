@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ class Job:
     steps: StepTable
     findings: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
+    @cached_property
     def rank_ids(self) -> list[int]:
         return [r.rank if r.rank is not None else i for i, r in enumerate(self.ranks)]
 

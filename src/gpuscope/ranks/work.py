@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ class Outcome:
     summary: RankSummary | None
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    peak_rss_mb: float = 0.0  # of the process that ran it, when it finished (its high mark)
 
 
 def task_of(source: Source, categories: str | None = None, top: int = 15) -> Task:
@@ -50,9 +51,18 @@ def run_task(task: Task) -> Outcome:
     from gpuscope.errors import GpuscopeError
 
     try:
-        return _run(task)
+        outcome = _run(task)
     except GpuscopeError as error:
-        return Outcome(task.path, None, None, error=str(error))
+        outcome = Outcome(task.path, None, None, error=str(error))
+    return replace(outcome, peak_rss_mb=_peak_rss_mb())
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # not on every platform
+        return 0.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def _run(task: Task) -> Outcome:

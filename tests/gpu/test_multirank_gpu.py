@@ -1,0 +1,130 @@
+"""`gpuscope run` around a 2-rank torchrun DDP job on two real GPUs (skipped without them):
+torch_profiler + nccl_trace + both samplers around tests/gpu/ddp_step.py, whose rank 1 does extra
+GPU work before every step.
+
+Checked against the raw events of the two Kineto traces, read here with json and plain loops:
+each rank's communication and exposed communication (NCCL kernel time with no other kernel on
+the GPU), which NCCL kernels of the two ranks are one collective (overlapping, ending within
+1 ms), who starts last and how long the other waits; and the run directory's layout.
+
+    python -m pytest -q tests/gpu/test_multirank_gpu.py        # on a machine with 2 GPUs
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = "torch_profiler,nccl_trace,gpu_info_power_profiler,gpu_info_vram_profiler"
+
+
+@pytest.fixture(scope="module")
+def run_dir(torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if torch_gpu.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    if not torch_gpu.distributed.is_nccl_available():
+        pytest.skip("this PyTorch has no NCCL")
+    out = tmp_path_factory.mktemp("runs")
+    path = f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    env = {**os.environ, "PYTHONPATH": path}
+    argv = [sys.executable, "-m", "gpuscope", "run", "--output-dir", str(out), "--tools", TOOLS,
+            "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+            str(REPO / "tests" / "gpu" / "ddp_step.py"), "--steps", "12"]  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    (run,) = sorted(out.iterdir())
+    return run
+
+
+def trace_of(run_dir: Path, rank: int) -> Path:
+    (trace,) = sorted((run_dir / f"rank{rank}" / "torch_profiler_output").glob("*.pt.trace.json*"))
+    return trace
+
+
+def kernels(path: Path) -> list[tuple[int, int, bool]]:
+    """(start ns, end ns, is NCCL) of every kernel in the trace, from its raw JSON."""
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    found = []
+    for e in data["traceEvents"]:
+        if e.get("cat") == "kernel" and e.get("ph") == "X":
+            start = int(Decimal(str(e["ts"])) * 1000)
+            end = start + int(Decimal(str(e["dur"])) * 1000)
+            found.append((start, end, e["name"].startswith(("ncclKernel", "ncclDevKernel"))))
+    return found
+
+
+def union(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(intervals):
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def uncovered(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    cover = union(b)
+    return sum(e - s - sum(max(0, min(e, q) - max(s, p)) for p, q in cover) for s, e in union(a))
+
+
+def report(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / "ranks_analysis.json").read_text())
+    return data
+
+
+def test_the_run_has_a_folder_per_rank_and_samplers_once(run_dir: Path) -> None:
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["launcher"] == "torchrun"
+    assert [(r["rank"], r["local_rank"], r["world_size"]) for r in manifest["ranks"]] == [
+        (0, 0, 2), (1, 1, 2)]  # fmt: skip
+    assert len(manifest["hosts"]) == 1 and manifest["hosts"][0]["ranks"] == [0, 1]
+    for rank in (0, 1):
+        assert trace_of(run_dir, rank).name.startswith(f"rank{rank}_")
+        assert list((run_dir / f"rank{rank}").glob("nccl_debug.*.log"))
+        assert (run_dir / f"rank{rank}" / "library_trace.csv").is_file()
+    header = (run_dir / "gpu_info_power_profiler_output.csv").read_text().splitlines()[0]
+    assert "GPU0" in header and "GPU1" in header  # every GPU of the host, sampled once
+    assert not list(run_dir.glob("rank*/gpu_info_*"))
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_exposed_communication_per_rank_matches_the_raw_kernels(run_dir: Path, rank: int) -> None:
+    found = kernels(trace_of(run_dir, rank))
+    comm = [(s, e) for s, e, nccl in found if nccl]
+    compute = [(s, e) for s, e, nccl in found if not nccl]
+    assert comm, "the DDP step must have run NCCL kernels inside the profiled window"
+    mine = next(r for r in report(run_dir)["per_rank"] if r["rank"] == rank)
+    expected_comm = sum(e - s for s, e in union(comm))
+    assert mine["communication_us"] * 1000 == pytest.approx(expected_comm, abs=1)
+    assert mine["exposed_communication_us"] * 1000 == pytest.approx(uncovered(comm, compute), abs=1)
+
+
+def test_the_slow_rank_arrives_last_and_the_wait_matches_the_raw_kernels(run_dir: Path) -> None:
+    comm = [[(s, e) for s, e, nccl in kernels(trace_of(run_dir, r)) if nccl] for r in (0, 1)]
+    pairs = [(a, b) for a in comm[0] for b in comm[1]
+             if a[0] < b[1] and b[0] < a[1] and abs(a[1] - b[1]) <= 1_000_000]  # fmt: skip
+    assert pairs
+    offset = statistics.median(a[1] - b[1] for a, b in pairs)  # one host: near 0
+    late = [b[0] + offset - a[0] for a, b in pairs]  # > 0: rank 1 started after rank 0
+    part = report(run_dir)
+    per_rank = {r["rank"]: r for r in part["per_rank"]}
+    assert part["collectives"]["matched"] == len(pairs)
+    assert per_rank[1]["last"] == sum(1 for w in late if w > 0)
+    assert per_rank[0]["waited_us"] * 1000 == pytest.approx(sum(w for w in late if w > 0), rel=1e-3)
+    assert per_rank[1]["last"] >= 0.75 * len(pairs)  # the extra matmuls make rank 1 late
+    ids = [f["id"] for f in part["findings"]]
+    assert "rank-straggler" in ids
