@@ -122,3 +122,24 @@ def test_list_avail_output_of_rocprofv3() -> None:
     assert cap.derived == {"ALUStalledByLDS": ("SQ_WAVES",)}
     assert cap.limits["SQ"] == 8 and cap.source == "rocprofv3 --list-avail"
     assert plan(["SQ_WAVES", "TCC_HIT_sum"], cap).dropped == ("TCC_HIT_sum",)
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx950", "gfx1151", "gfx1201"])
+def test_packaged_counter_sets_fit_every_supported_gpu(arch: str) -> None:
+    """gpuscope run's presets (madengine's counter files) never end up refused: each keeps
+    counters the GPU has, each pass within the block limits of the JSON table."""
+    from gpuscope.tools.config import counters_dir
+
+    cap = capability_for(arch)
+    assert cap is not None
+    group = next(g for g, members in TABLE["members"].items() if arch in members)
+    blocks, limits = _blocks_of(group), TABLE["limits"][group]["blocks"]
+    derived = TABLE["archs"][group]["derived"]
+    for path in sorted(counters_dir().glob("*.txt")):
+        _, result = rewrite_input(path.read_text(), cap)
+        assert result.passes, path.name
+        for one in result.passes:
+            used: dict[str, int] = {}
+            for h in {h for c in one for h in derived.get(c, [c])}:
+                used[blocks[h]] = used.get(blocks[h], 0) + 1
+            assert all(n <= limits.get(b, 1) for b, n in used.items()), (path.name, one)
