@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_TRACE := src/gpuscope/data/examples/llama_decode_h200.json.gz
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint typecheck unit fuzz clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,14 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
+
+# every reader fed damaged copies of the real inputs (docs/reliability.md); the quick subset of it
+# runs in `make test`
+FUZZ_N ?= 10000
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 2
+fuzz: $(VENV)/.installed
+	$(PY) benchmarks/fuzz_readers.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) --json fuzz-summary.json
 
 clean:
 	rm -rf $(VENV) demo-report .pytest_cache .mypy_cache .ruff_cache

@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default="fuzz-failures", help="folder for failing inputs")
     parser.add_argument("--json", metavar="FILE", help="write the counts and failures as JSON")
     parser.add_argument("--replay", metavar="FORMAT:NUMBER", help="rerun one case here")
+    parser.add_argument(
+        "--no-locks", action="store_true", help="no locked-database cases (as the quick subset)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="gpuscope-fuzz-") as scratch:
         seeds = catalogue(Path(scratch) / "synthetic")
@@ -68,7 +71,8 @@ def _long(
     seconds: dict[str, float] = dict.fromkeys(formats, 0.0)
     failures: list[dict[str, Any]] = []
     begin = time.monotonic()
-    for done, result in enumerate(run(cases, seeds, scratch, args.jobs, args.timeout), 1):
+    results = run(cases, seeds, scratch, args.jobs, args.timeout, locks=not args.no_locks)
+    for done, result in enumerate(results, 1):
         counts[result.case.format][result.outcome.status] += 1
         seconds[result.case.format] += result.seconds
         if result.outcome.failed:
@@ -142,7 +146,7 @@ def _summary(
 def _replay(args: argparse.Namespace, seeds: Any, scratch: Path) -> int:
     name, _, number = args.replay.partition(":")
     case = Case(name, int(number), args.seed)
-    result = run_case(case, seeds, Path(args.save).resolve() / "replay", locks=True)
+    result = run_case(case, seeds, Path(args.save).resolve() / "replay", locks=not args.no_locks)
     print(f"{case.id}: seed {result.seed}, damaged {result.damaged}, {result.mutation}")
     print(f"outcome {result.outcome.status} in {result.seconds:.2f} s; input under {result.folder}")
     print(result.outcome.detail)

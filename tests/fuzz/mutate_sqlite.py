@@ -34,9 +34,10 @@ VALUES: tuple[Any, ...] = (
 
 
 def mutate(path: Path, rng: random.Random, locks: bool) -> Mutation:
-    if locks and rng.random() < LOCKED_SHARE:
-        return Mutation("sqlite.locked", locked=True)
+    locked = rng.random() < LOCKED_SHARE  # drawn either way: a case is the same with locks off
     op = rng.choice(_OPS)
+    if locked and locks:
+        return Mutation("sqlite.locked", locked=True)
     if op in _FILE_FUNCS:
         data = path.read_bytes()
         out, must_warn = _FILE_FUNCS[op](data, rng)

@@ -415,3 +415,12 @@ def test_rocpd_schema_that_is_not_utf8(tmp_path: Path) -> None:
         path.read_bytes().replace(b"z\xc3\xa9", b"z\xe9 ").replace(b"(a INTEGER)", b"(a INTEGER,")
     )
     assert run(write(path, data), tmp_path).status == EXIT_2
+
+
+def test_sqlite_cut_inside_its_last_page(tmp_path: Path) -> None:
+    """rocprof:4 (quick subset, sqlite.truncate): a results.db cut inside its last page was read
+    as whole: SQLite reads a short last page without complaint (its missing bytes as zeros)."""
+    path = rocprof_db(tmp_path / "results.db", (10, 20, 2, "CopyHostToDevice", 5, "Size=64"))
+    data = path.read_bytes()
+    outcome = run(write(path, data[:-100]), tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "header says" in outcome.detail

@@ -62,6 +62,28 @@ def is_sqlite(path: str) -> bool:
         return False
 
 
+def sqlite_cut(path: str) -> str:
+    """Why a SQLite file looks cut short ("" when it does not): it is smaller than its header
+    says, or not a whole number of pages. SQLite reads such a file without complaint as long as
+    no query touches a missing page."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+        size = os.path.getsize(path)
+    except OSError:
+        return ""
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        return ""
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96] and size < pages * page:  # a valid page count
+        return f"the database is {size:,} bytes where its header says {pages * page:,}"
+    if page >= 512 and size % page:
+        return f"the database is {size:,} bytes, not a whole number of {page:,}-byte pages"
+    return ""
+
+
 def sqlite_names(path: str) -> frozenset[str]:
     """Names of the tables and views of a SQLite file (empty when it is not one or unreadable)."""
     if not is_sqlite(path):

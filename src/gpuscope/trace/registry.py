@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -150,7 +150,23 @@ def read_source(source: Source, progress: Progress | None = None) -> Trace:
     except (OSError, EOFError) as error:
         raise ReaderError(f"{source.path}: cannot read ({error})") from None
     _check_times(trace, source.path)
-    return trace
+    return _with_cut_databases(trace, source.paths)
+
+
+def _with_cut_databases(trace: Trace, paths: Sequence[str]) -> Trace:
+    """A warning for each SQLite file that is shorter than it says (its rows may be missing)."""
+    from gpuscope.trace._sniff import sqlite_cut
+
+    said = []
+    for path in paths:
+        cut = sqlite_cut(path)
+        if cut:
+            where = f"{Path(path).name}: " if len(paths) > 1 else ""
+            said.append(f"truncated file: {where}{cut} (cut short?): rows may be missing")
+    if not said:
+        return trace
+    meta = replace(trace.meta, truncated=True, warnings=(*said, *trace.meta.warnings))
+    return replace(trace, meta=meta)
 
 
 # 2^61 ns (73 years from the clock's zero): no profiler writes more; a damaged file can, and the
