@@ -38,8 +38,12 @@ def calls_from_paths(paths: Iterable[Path], warnings: list[str]) -> list[Library
 
 
 def _from_run_dir(run_dir: Path, warnings: list[str]) -> list[LibraryCall]:
-    """A run directory's known log files; in any other directory, every file in it."""
-    files = sorted({p for tr in TRACERS.values() for p in tr.log_files(run_dir)})
+    """A run directory's known log files (its ranks' folders' too); in any other directory,
+    every file in it."""
+    from gpuscope.tools.ranks import rank_folders
+
+    folders = (run_dir, *rank_folders(run_dir))
+    files = sorted({p for tr in TRACERS.values() for d in folders for p in tr.log_files(d)})
     if not files:
         files = sorted(p for p in run_dir.iterdir() if p.is_file() and p.suffix in _LOG_SUFFIXES)
     calls: list[LibraryCall] = []

@@ -95,3 +95,16 @@ def test_the_bootstrap_moves_paths_records_the_rank_and_chains_on(tmp_path: Path
     done = subprocess.run([sys.executable, "-c", probe], env=agent, capture_output=True,
                           text=True, check=True, timeout=60)  # fmt: skip
     assert json.loads(done.stdout)["ROCBLAS_LOG_BENCH_PATH"] == str(run_dir / "rocblas_bench.log")
+
+
+def test_gpuscope_libtrace_rebuilds_from_every_ranks_logs(tmp_path: Path) -> None:
+    from gpuscope.libtrace.rebuild import calls_from_paths
+
+    for rank in range(3):
+        folder = tmp_path / f"rank{rank}"
+        folder.mkdir()
+        (folder / "rocblas_bench.log").write_text(
+            f"./rocblas-bench -f gemm -r f32_r -m {rank + 1} -n 8 -k 8\n"
+        )
+    calls = calls_from_paths([tmp_path], [])
+    assert sorted(c.m for c in calls if c.m is not None) == [1, 2, 3]
