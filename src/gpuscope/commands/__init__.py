@@ -16,5 +16,6 @@ COMMANDS: dict[str, str] = {
     "run": "gpuscope.commands.run",
     "doctor": "gpuscope.commands.doctor",
     "libtrace": "gpuscope.commands.libtrace",
+    "libperf": "gpuscope.commands.libperf",
     "export": "gpuscope.commands.export",
 }

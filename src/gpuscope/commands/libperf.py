@@ -1,0 +1,146 @@
+"""`gpuscope libperf`: replay the library configs of a library_trace.csv on this GPU and rank
+them (library_perf.csv + a report).
+
+gpuscope libperf gpuscope-runs/20261122-025042-28b9/
+gpuscope libperf library_trace.csv --budget-s 120 --json perf.json --md perf.md
+gpuscope libperf library_trace.csv --backends vendor --timeout-s 60
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+HELP = "replay library_trace.csv configs (GEMM, conv, collectives) on this GPU; rank them"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "trace", metavar="LIBRARY_TRACE_CSV_OR_RUN_DIR",
+        help="a library_trace.csv, or a `gpuscope run` directory holding one",
+    )  # fmt: skip
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="CSV",
+        help="library_perf.csv to write (default: beside the input)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--backends", default="torch,vendor", metavar="LIST",
+        help="torch (PyTorch, timed by gpuscope.bench) and/or vendor (rocblas-bench, "
+        "hipblaslt-bench, MIOpenDriver, nccl-tests); default torch,vendor",
+    )  # fmt: skip
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="replay only the N configs with the most estimated time")  # fmt: skip
+    parser.add_argument(
+        "--budget-s", type=float, metavar="S",
+        help="stop replaying after S seconds; the rest are marked 'not replayed: budget'",
+    )  # fmt: skip
+    parser.add_argument("--config-budget-s", type=float, default=0.5, metavar="S",
+                        help="gpuscope.bench sampling budget per config (default 0.5)")  # fmt: skip
+    parser.add_argument("--timeout-s", type=float, default=120.0, metavar="S",
+                        help="end a vendor binary after S seconds (default 120)")  # fmt: skip
+    parser.add_argument("--triton", action="store_true",
+                        help="also A/B each GEMM against a Triton kernel")  # fmt: skip
+    parser.add_argument(
+        "--under", type=float, default=0.5, metavar="FRACTION",
+        help="report configs under this fraction of their roofline (default 0.5)",
+    )  # fmt: skip
+    parser.add_argument("--no-measure-peaks", action="store_true",
+                        help="datasheet ceilings only (no 8192³ matmul / 1 GiB copy)")  # fmt: skip
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="write the report (schema gpuscope.libperf/1)")  # fmt: skip
+    parser.add_argument("--md", type=Path, metavar="FILE", help="write the report as Markdown")
+    parser.add_argument("--jobid", help="jobid column (default: the trace's)")
+    parser.add_argument("--model", help="model column (default: the trace's)")
+
+
+def main(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import sys
+
+    from rich.console import Console
+
+    from gpuscope.libperf import output, report, session
+    from gpuscope.libperf.replay import Options
+
+    source = _trace_path(Path(args.trace))
+    options = Options(
+        backends=tuple(b.strip() for b in args.backends.split(",") if b.strip()),
+        limit=args.limit, budget_s=args.budget_s, config_budget_s=args.config_budget_s,
+        timeout_s=args.timeout_s, triton=args.triton,
+    )  # fmt: skip
+    options.validate()
+    with _progress() as progress:
+        done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
+                           under=args.under, progress=progress)  # fmt: skip
+    for warning in done.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if done.rank != 0:
+        return 0
+    target = args.output or source.with_name("library_perf.csv")
+    jobid = args.jobid if args.jobid is not None else done.trace.jobid
+    model = args.model if args.model is not None else done.trace.model
+    now = dt.datetime.now(dt.timezone.utc)
+    _write(target, lambda p: output.write_csv(p, done.rows, jobid=jobid, model=model, now=now))
+    console = Console()
+    report.render_terminal(done.report, console)
+    console.print(f"wrote {target}")
+    if args.json:
+        _write(args.json, lambda p: p.write_text(report.to_json(done.report), encoding="utf-8"))
+    if args.md:
+        _write(args.md, lambda p: p.write_text(report.render_markdown(done.report), "utf-8"))
+    return 0
+
+
+def _trace_path(path: Path) -> Path:
+    from gpuscope.errors import InputError
+
+    if path.is_dir():
+        found = path / "library_trace.csv"
+        if not found.is_file():
+            raise InputError(f"{path}: no library_trace.csv in this directory (expected a "
+                             "`gpuscope run` directory with a library tracer)")  # fmt: skip
+        return found
+    if not path.is_file():
+        raise InputError(f"{path}: no such file (expected a library_trace.csv or a run dir)")
+    return path
+
+
+def _write(path: Path, write: Any) -> None:
+    from gpuscope.errors import InputError
+
+    try:
+        write(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write ({error.strerror or error})") from None
+
+
+class _progress:
+    """A bar on stderr while configs replay, when stderr is a terminal; else nothing."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        import sys
+
+        if not sys.stderr.isatty():
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self.bar = Progress(
+            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+        )  # fmt: skip
+        self.bar.start()
+        task = self.bar.add_task("replaying", total=None)
+
+        def update(done: int, total: int, label: str) -> None:
+            self.bar.update(task, completed=done, total=total, description=label or "done")
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
