@@ -13,7 +13,10 @@ OMPI_COMM_WORLD_RANK / PMI_RANK / PMIX_RANK from mpirun) then:
   child process with the same rank gets the same paths and a worker started by a per-node agent
   (srun then torchrun) gets its own;
 - records who it is in `<run>/rank<R>/rank.json` (rank, local rank, world size, host, pid, the
-  devices it may see), written once by the first process of the rank.
+  devices it may see), written once by the first process of the rank;
+- on a host other than gpuscope's (GPUSCOPE_HOST), the first rank process there starts the
+  run's samplers for that host (`gpuscope.tools.host_agent`, into `<run>/hosts/<host>/`) with
+  GPUSCOPE_PYTHONPATH in front, so that every host's GPUs are sampled once.
 
 The launcher's own process (no rank) changes nothing. Standard library only: it runs in whatever
 Python the job uses. Afterwards the next `sitecustomize` on sys.path (gpuscope's torch.profiler
@@ -105,8 +108,34 @@ def install() -> None:
     try:
         folder = _apply(run_dir, rank, originals if isinstance(originals, dict) else {})
         _record(folder, rank, source)
+        _host_samplers(run_dir, rank)
     except OSError:
         pass  # a read-only or vanished run directory must not break the program
+
+
+def _host_samplers(run_dir: str, rank: int) -> None:
+    """Start the samplers of this host once, when gpuscope (and its samplers) run elsewhere."""
+    home, host = os.environ.get("GPUSCOPE_HOST"), socket.gethostname()
+    wanted = os.environ.get("GPUSCOPE_HOST_SAMPLERS", "[]")
+    if not home or home == host or wanted in ("", "[]"):
+        return
+    folder = os.path.join(run_dir, "hosts", host)
+    os.makedirs(folder, exist_ok=True)
+    try:
+        fd = os.open(os.path.join(folder, "agent.json"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except OSError:  # another rank of this host started it
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"rank": rank, "watched_pid": os.getpid(), "started_at": time.time()}, handle)
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != RANK_VARS}
+    own = os.environ.get("GPUSCOPE_PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (own, env.get("PYTHONPATH", "")) if p)
+    argv = [sys.executable, "-m", "gpuscope.tools.host_agent", folder, str(os.getpid())]
+    with open(os.path.join(folder, "agent.log"), "ab") as log:
+        subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True)  # fmt: skip
 
 
 def _run_next_sitecustomize() -> None:

@@ -25,7 +25,8 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       (each rank's outputs then go to rank<R>/), else null
     ranks             [{rank, dir, rank_from, local_rank, world_size, host, pid, ppid,
                       visible_devices, started_at, argv}] from each rank<R>/rank.json
-    hosts             [{hostname, ranks, local, gpus}]: gpus for the host gpuscope ran on
+    hosts             [{hostname, ranks, local, gpus, samplers}]: gpus for the host gpuscope ran
+                      on; samplers: the CSVs sampled on another host (hosts/<host>/...)
 
 A run killed with gpuscope itself (kill -9) keeps the start manifest with status "running".
 """

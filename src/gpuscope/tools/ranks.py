@@ -9,7 +9,8 @@ into the process's `rank<R>/` folder, and records the rank in `rank<R>/rank.json
 
 Tools that wrap the launcher itself (rocprof, rpd, nsys, ncu) profile every process into their
 own output as before; `ranks[].pid` tells which process was which rank. Samplers run once, in
-gpuscope, and sample every GPU of the host gpuscope runs on.
+gpuscope, for every GPU of gpuscope's host; on each other host of the job, the first rank process
+starts them for that host (`host_agent.py`, into `hosts/<host>/`).
 """
 
 from __future__ import annotations
@@ -71,10 +72,15 @@ def rank_vars(kind: str, outer: Mapping[str, str]) -> list[str]:
 
 
 def child_env(
-    run_dir: Path, kind: str, env: Mapping[str, str], outer: Mapping[str, str]
+    run_dir: Path,
+    kind: str,
+    env: Mapping[str, str],
+    outer: Mapping[str, str],
+    samplers: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, str]:
     """What to add to the job's environment: the hook first on PYTHONPATH, the rank variables,
-    and the per-rank variables with the run-directory paths gpuscope gave them."""
+    the per-rank variables with the run-directory paths gpuscope gave them, and for the hosts
+    gpuscope does not run on, the samplers to start there (`[{"kind", "env"}]`)."""
     hook = run_dir / HOOK_DIR
     hook.mkdir(parents=True, exist_ok=True)
     (hook / "sitecustomize.py").write_bytes(Path(_rank_hook.__file__).read_bytes())
@@ -85,6 +91,9 @@ def child_env(
         "PYTHONPATH": f"{hook}{os.pathsep}{existing}" if existing else str(hook),
         _rank_hook.RANK_VARS: ",".join(rank_vars(kind, outer)),
         _rank_hook.PER_RANK: json.dumps(per_rank, sort_keys=True),
+        "GPUSCOPE_HOST": socket.gethostname(),
+        "GPUSCOPE_HOST_SAMPLERS": json.dumps(list(samplers)),
+        "GPUSCOPE_PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
 
 
@@ -112,7 +121,14 @@ def collect(run_dir: Path, gpus: Rows) -> tuple[Rows, Rows]:
         host["ranks"].append(entry["rank"])
     for host in hosts.values():
         host["gpus"] = gpus if host["local"] else None
+        host["samplers"] = None if host["local"] else _host_outputs(run_dir, host["hostname"])
     return ranks, list(hosts.values())
+
+
+def _host_outputs(run_dir: Path, host: str) -> list[str]:
+    """The sampler CSVs the host agent wrote for a host gpuscope did not run on."""
+    folder = run_dir / "hosts" / host
+    return sorted(p.relative_to(run_dir).as_posix() for p in folder.glob("gpu_info_*.csv"))
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -214,7 +214,7 @@ def _run_stack(
         layers = open_layers(stack, [p.tool for p in planned], ctx)
         composition = compose(layers, ctx.command, ctx.notes)
         env = _child_env(ctx, composition)
-        ranked = _per_rank_env(ctx, env, manifest)
+        ranked = _per_rank_env(ctx, env, manifest, planned)
         env.update(ranked)
         _record_stack(manifest, planned, layers, composition, env)
         manifest.env.update(ranked)
@@ -229,13 +229,20 @@ def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
     return {**ctx.base_env, **composition.env, **own}
 
 
-def _per_rank_env(ctx: RunContext, env: Mapping[str, str], manifest: Manifest) -> dict[str, str]:
-    """A launcher's ranks get folders of their own (tools/ranks.py); {} for other commands."""
+def _per_rank_env(
+    ctx: RunContext, env: Mapping[str, str], manifest: Manifest, planned: Sequence[Planned]
+) -> dict[str, str]:
+    """A launcher's ranks get folders of their own, and the other hosts of the job the run's
+    samplers (tools/ranks.py); {} for other commands."""
     from gpuscope.tools import ranks
 
     kind = ranks.launcher(ctx.command, ctx.base_env)
     manifest.launcher = kind
-    return ranks.child_env(ctx.run_dir, kind, env, ctx.base_env) if kind else {}
+    if not kind:
+        return {}
+    samplers = [{"kind": c.options.get("measure", "power"), "env": dict(c.env_vars)}
+                for p in planned if p.kind == "sampler" for c in p.configs]  # fmt: skip
+    return ranks.child_env(ctx.run_dir, kind, env, ctx.base_env, samplers)
 
 
 def _resolve(program: str, env: Mapping[str, str]) -> str:

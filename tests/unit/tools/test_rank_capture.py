@@ -108,3 +108,32 @@ def test_gpuscope_libtrace_rebuilds_from_every_ranks_logs(tmp_path: Path) -> Non
         )
     calls = calls_from_paths([tmp_path], [])
     assert sorted(c.m for c in calls if c.m is not None) == [1, 2, 3]
+
+
+def test_a_host_gpuscope_does_not_run_on_gets_its_samplers_once(tmp_path: Path) -> None:
+    import csv
+    import time
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    fake = {"POWER_BACKEND": "fake", "POWER_SAMPLING_RATE": "0.01"}
+    added = ranks.child_env(run_dir, "srun", {}, {}, [{"kind": "power", "env": fake}])
+    assert json.loads(added["GPUSCOPE_HOST_SAMPLERS"]) == [{"kind": "power", "env": fake}]
+    base = {**os.environ, "GPUSCOPE_RUN_DIR": str(run_dir), **added,
+            "GPUSCOPE_HOST": "the-launching-host"}  # fmt: skip
+    work = "import time; time.sleep(0.4)"
+    for rank in (0, 1):  # two ranks on this host: one agent
+        subprocess.run([sys.executable, "-c", work], env={**base, "SLURM_PROCID": str(rank)},
+                       check=True, timeout=60)  # fmt: skip
+    folder = run_dir / "hosts" / __import__("socket").gethostname()
+    out = folder / "gpu_info_power_profiler_output.csv"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "workload_end" not in (
+        out.read_text() if out.is_file() else ""
+    ):
+        time.sleep(0.05)
+    assert json.loads((folder / "agent.json").read_text())["rank"] == 0
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    marks = [r["mark"] for r in rows if r["mark"]]
+    assert marks == ["workload_start", "workload_end"], (folder / "agent.log").read_text()
+    assert len(rows) > 5  # sampled at 100 Hz while rank 0 ran
