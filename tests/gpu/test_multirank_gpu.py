@@ -128,3 +128,13 @@ def test_the_slow_rank_arrives_last_and_the_wait_matches_the_raw_kernels(run_dir
     assert per_rank[1]["last"] >= 0.75 * len(pairs)  # the extra matmuls make rank 1 late
     ids = [f["id"] for f in part["findings"]]
     assert "rank-straggler" in ids
+
+
+def test_all_reduce_sizes_give_bus_bandwidth(run_dir: Path) -> None:
+    """Current Kineto records each collective's sizes (record_param_comms): with 2 ranks the
+    all-reduce bus factor 2(n-1)/n is 1, so busbw equals algbw = bytes / the last arriver's time."""
+    rows = [b for b in report(run_dir)["bandwidth"] if b["kind"] == "all_reduce"]
+    assert rows, "no all-reduce with a recorded size: record_param_comms not linked"
+    for row in rows:
+        assert row["group_size"] == 2 and row["bytes"] > 0
+        assert row["busbw_gbs"] == pytest.approx(row["algbw_gbs"], rel=1e-6)
