@@ -36,10 +36,10 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, Mutation]:
     except (ValueError, RecursionError):
         return mutate_bytes(data, rng, "json")
     op = rng.choice(_OPS)
-    if op == "truncate":
-        text = json.dumps(doc).encode()
-        cut = rng.randrange(len(text))
-        return text[:cut], Mutation("json.truncate", visible_cut(text, cut, "json"))
+    if op == "truncate":  # after a value or a separator, in the file's own formatting
+        marks = [i + 1 for i, byte in enumerate(data) if byte in b",}]"]
+        cut = rng.choice(marks) if marks else rng.randrange(len(data))
+        return data[:cut], Mutation("json.truncate", visible_cut(data, cut, "json"))
     slots = _slots(doc, rng)
     if not slots:
         return mutate_bytes(data, rng, "json")

@@ -61,17 +61,25 @@ def judge(target: Path, damaged: Path, out_dir: Path, mutation: Mutation) -> Out
     if leftovers:
         return Outcome("half-written", f"left beside the report: {leftovers}\n{text}")
     if rc == 0:
-        return _judge_success(report, text, mutation.must_warn and _claimed(damaged))
+        return _judge_success(report, text, mutation.must_warn and _read(target, damaged))
     if rc == 2:
         return _judge_error(target, report, text)
     return Outcome("bad-exit", f"exit {rc}\n{text}")
 
 
-def _claimed(damaged: Path) -> bool:
-    """Whether a reader still takes the damaged file (in a directory, others skip it silently)."""
-    from gpuscope.trace.registry import sniff
+def _read(target: Path, damaged: Path) -> bool:
+    """Whether the damaged file was read: a reader still claims it and, in a directory, it is
+    among the sources read (a file no reader claims, or one of a process whose other outputs
+    are preferred, is passed over without a word)."""
+    from gpuscope.errors import GpuscopeError
+    from gpuscope.trace.registry import find_sources, sniff
 
-    return sniff(str(damaged)) is not None
+    if not target.is_dir():
+        return sniff(str(damaged)) is not None
+    try:
+        return any(str(damaged) in s.paths for s in find_sources(str(target)))
+    except GpuscopeError:
+        return False
 
 
 def _run(argv: list[str], stderr: io.StringIO) -> int:

@@ -424,3 +424,69 @@ def test_sqlite_cut_inside_its_last_page(tmp_path: Path) -> None:
     data = path.read_bytes()
     outcome = run(write(path, data[:-100]), tmp_path, cut=True)
     assert outcome.status == EXIT_2 or "header says" in outcome.detail
+
+
+# --- found by the fifth round (seed 5) ---------------------------------------------------------
+
+
+def test_rocpd_rowid_at_the_int64_limit(tmp_path: Path) -> None:
+    """rocpd:168 (sqlite.values): a rowid of 2^63 - 1 made the scan's range end 2^63, which
+    SQLite takes as no parameter (OverflowError)."""
+    import sqlite3
+
+    from tests.unit.trace.test_rocpd import generator
+
+    path = tmp_path / "7_results.db"
+    generator().make_rocpd(path, 20)
+    with sqlite3.connect(path) as db:
+        names = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_region%'"
+        ).fetchall()
+        for (name,) in names:
+            db.execute(f'UPDATE "{name}" SET id = {2**63 - 1} WHERE id = (SELECT max(id) '
+                       f'FROM "{name}")')  # fmt: skip
+    run(path, tmp_path)
+
+
+def test_ncu_device_past_int32(tmp_path: Path) -> None:
+    """ncu:239 (csv.cells): a Device of 2^63 - 1 overflowed the int32 device column."""
+    row = ncu_row(0, "Duration", "ns", "1000").replace('"0","9.0"', f'"{2**63 - 1}","9.0"')
+    run(write(tmp_path / "x_details.csv", NCU_DETAILS + row), tmp_path)
+
+
+def test_rocprofv3_json_nested_too_deep_or_not_utf8(tmp_path: Path) -> None:
+    """rocprofv3:859 (json.deep), :1220 (bytes.flip): RecursionError and UnicodeDecodeError
+    escaped the rocprofv3 JSON decoder."""
+    nest = "[" * 9999 + "]" * 9999
+    deep = '{"rocprofiler-sdk-tool": [{"agents": [{"fw_version": {"uCode": ' + nest + "}}]}]}"
+    assert run(write(tmp_path / "1_results.json", deep), tmp_path).status == EXIT_2
+    raw = b'{"rocprofiler-sdk-tool": [{"agents": [{"product_name": "AMD\xbb"}]}]}'
+    assert run(write(tmp_path / "2_results.json", raw), tmp_path / "b").status == EXIT_2
+
+
+NSYS_KERN_SUM = (
+    "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+)
+
+
+def test_nsys_summary_cut_inside_a_quoted_name(tmp_path: Path) -> None:
+    """nsys:253 (bytes.truncate): a last row cut inside its quoted name has every field."""
+    text = NSYS_KERN_SUM + '100.0,300,1,300.0,300.0,300,300,0.0,"add(int, f'
+    outcome = run(write(tmp_path / "x_cuda_gpu_kern_sum.csv", text), tmp_path, cut=True)
+    assert "cut short" in outcome.detail
+
+
+def test_csv_last_line_only_an_open_quote(tmp_path: Path) -> None:
+    """rocprofv3:712 (bytes.truncate): a last line of one `"` parsed as a blank row, skipped."""
+    header = '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp",'
+    header += '"End_Timestamp"\n'
+    row = '"HSA_CORE_API","hsa_init",197,197,1,1000,2000\n'
+    outcome = run(write(tmp_path / "1_hsa_api_trace.csv", header + row + '"'), tmp_path, cut=True)
+    assert "cut short" in outcome.detail
+
+
+def test_rocprof_kernel_csv_cut_inside_its_header(tmp_path: Path) -> None:
+    """rocprof:181 (bytes.truncate): a header cut after `sig,` read as a run without kernels."""
+    text = ROCPROF_COUNTERS[: ROCPROF_COUNTERS.index("obj")]
+    outcome = run(write(tmp_path / "results.csv", text), tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail

@@ -127,7 +127,7 @@ def read_columns(
     skip = header.line + 1 + skip_after_header
     columns = Columns(path, header, 0)
     if not _tail_is_complete(path, width):
-        return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what)
+        return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what, True)
     try:
         return _read_fast(path, columns, skip, ints, floats, texts)
     except (ValueError, IndexError, UnicodeDecodeError, OverflowError, csv.Error):
@@ -198,6 +198,16 @@ def _fill_absent(
             out.data[key] = [""] * out.rows
 
 
+def ends_mid_line(path: str) -> bool:
+    """True when the file's last byte is not a line end (a profiler's CSV always has one)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(path) - 1))
+            return handle.read(1) not in (b"", b"\n", b"\r")
+    except OSError:
+        return False
+
+
 def _tail_is_complete(path: str, width: int) -> bool:
     """False when the last line looks cut (fewer fields than the header, an open quote)."""
     size = os.path.getsize(path)
@@ -225,13 +235,19 @@ def _read_slow(
     width: int,
     fix_row: Callable[[list[str]], list[str]] | None,
     what: str,
+    tail_cut: bool = False,
 ) -> Columns:
+    """Row by row; `tail_cut`: the last line is known to be cut (an open quote, too few fields),
+    so it is dropped whatever it parses to."""
     wanted = {**_present(ints), **_present(floats), **_present(texts)}
     values: dict[str, list[str]] = {key: [] for key in wanted}
     bad = 0
     last_cut = False
     with _rows(path, skip) as rows:
         for row in rows:
+            if tail_cut and rows.at_end():
+                last_cut = True
+                break
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if fix_row is not None:

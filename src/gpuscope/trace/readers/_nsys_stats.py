@@ -70,8 +70,9 @@ def _with_rows(path: str, tables: list[Table]) -> list[Table]:
     for table, end in zip(tables, ends, strict=True):
         width = len(table.header.cells)
         body = [csv_row(line) for line in lines[table.header.line + 1 : end] if line.strip()]
-        if body and end == len(lines) and len(body[-1]) < width and text[-1] not in "\r\n":
-            body, table.cut = body[:-1], True  # the writer stopped mid-row
+        at_end = body and end == len(lines) and text[-1] not in "\r\n"
+        if at_end and (len(body[-1]) < width or lines[-1].count('"') % 2):  # stopped mid-row
+            body, table.cut = body[:-1], True
         table.rows = [row for row in body if len(row) == width]
         table.skipped = len(body) - len(table.rows)
     return tables

@@ -54,6 +54,8 @@ def read_dispatch_csv(path: str) -> Piece:
     counters = _counter_columns(header)
     if not _has_rows(path, header):  # a run without kernels (numpy would warn about it)
         columns = _csv.Columns(path, header, 0, _empty(counters))
+        if _csv.ends_mid_line(path):
+            columns.warnings.append("the header line is cut short (the writer died?): no rows")
         return _piece(path, header, columns, counters)
     columns = _csv.read_columns(
         path,

@@ -62,7 +62,7 @@ def _decode(raw: bytes) -> js.Document:
         return _DECODER.decode(raw)
     except msgspec.ValidationError as error:
         raise ReaderError(f"not the rocprofv3 JSON layout ({error})") from None
-    except msgspec.DecodeError as error:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as error:
         raise ReaderError(
             f"not valid JSON, the file is truncated or damaged ({error}); rocprofv3 writes its "
             "JSON at exit: was the run cut short?"

@@ -62,7 +62,7 @@ class Scan:
         text = ",".join(["%s"] * len(exprs))  # NULL, text or real break the parse: row by row
         sql = (
             f"SELECT count(*), group_concat(printf('{text}', {', '.join(exprs)})) FROM {source} "
-            f"WHERE {alias}.rowid >= ? AND {alias}.rowid < ?"
+            f"WHERE {alias}.rowid >= ? AND {alias}.rowid <= ?"
         )
         out = _sql.Columns(len(exprs), total)
         for (count, values), (lo, hi) in zip(self._map(sql, ranges), ranges, strict=True):
@@ -77,7 +77,7 @@ class Scan:
     def _rows(
         self, exprs: Sequence[str], source: str, alias: str, lo: int, hi: int, what: str
     ) -> Any:
-        sql = f"SELECT {', '.join(exprs)} FROM {source} WHERE {alias}.rowid >= {lo} AND {alias}.rowid < {hi}"  # noqa: E501
+        sql = f"SELECT {', '.join(exprs)} FROM {source} WHERE {alias}.rowid >= {lo} AND {alias}.rowid <= {hi}"  # noqa: E501
         columns = _sql.int_columns(self.db, sql, len(exprs), what)
         return np.stack(columns, axis=1) if columns else np.zeros((0, len(exprs)), np.int64)
 
@@ -118,7 +118,8 @@ class Scan:
 
 
 def _ranges(db: sqlite3.Connection, table: str) -> tuple[list[tuple[int, int]], int]:
-    """[lo, hi) rowid ranges covering the table, and its row count."""
+    """[lo, hi] rowid ranges covering the table, and its row count (inclusive: a rowid may be
+    2^63 - 1, past which SQLite takes no parameter)."""
     name = _sql.quote(table)
     lo, hi, total = db.execute(f"SELECT min(rowid), max(rowid), count(*) FROM {name}").fetchone()
     if not total:
@@ -127,7 +128,7 @@ def _ranges(db: sqlite3.Connection, table: str) -> tuple[list[tuple[int, int]], 
     if hi - lo + 1 > 4 * total:  # sparse ids (rpd sessions and annotation ids are 2**31 apart)
         sql = f"SELECT min(rowid), max(rowid) FROM {name} GROUP BY rowid >> {_BLOCK_BITS}"
         blocks = [(int(a), int(b)) for a, b in db.execute(sql)]
-    ranges = [(a, min(a + CHUNK, b + 1)) for lo, b in blocks for a in range(lo, b + 1, CHUNK)]
+    ranges = [(a, min(a + CHUNK - 1, b)) for lo, b in blocks for a in range(lo, b + 1, CHUNK)]
     return ranges, int(total)
 
 

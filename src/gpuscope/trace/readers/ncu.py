@@ -130,7 +130,7 @@ class _Builder:
             name=self.parts.intern(k.name for k in kernels),
             start=np.full(size, -1, np.int64),
             dur=durations,
-            device=[parse_int(k.ident.get("Device", "")) for k in kernels],
+            device=[_int32(parse_int(k.ident.get("Device", ""))) for k in kernels],
             stream=[parse_int(k.ident.get("Stream", "")) for k in kernels],
         )
         self._launch_params(kernels)
@@ -220,6 +220,10 @@ def _add_known(a: float, b: float) -> float:
     """a + b of the two that are known (>= 0); -1 when neither is."""
     known = [v for v in (a, b) if v >= 0]
     return sum(known) if known else -1.0
+
+
+def _int32(value: int) -> int:
+    return value if -(2**31) <= value < 2**31 else -1
 
 
 def _ns(value: float) -> int:
