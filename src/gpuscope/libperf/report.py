@@ -130,7 +130,7 @@ def _pair(c: Config, base: PerfRow, other: PerfRow) -> dict[str, Any]:
     a, b = base.result, other.result
     assert a.time_us is not None and b.time_us is not None
     entry: dict[str, Any] = {
-        "label": label(c), "calls": c.calls, "a": a.backend, "b": b.backend,
+        "label": label(c), "config": c.config, "calls": c.calls, "a": a.backend, "b": b.backend,
         "a_us": a.time_us, "b_us": b.time_us,
     }  # fmt: skip
     comparison = b.comparison if b.comparison is not None and a.backend == "torch" else None

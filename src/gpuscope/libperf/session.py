@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuscope.libperf import configs, output, replay, report
 from gpuscope.libperf._peaks import PeakTable
-from gpuscope.libperf.torch_replay import TorchReplay, process_group
+from gpuscope.libperf.torch_replay import TorchReplay, owns_no_group, process_group
 
 
 @dataclass
@@ -47,19 +47,25 @@ def run(
 
         torch = gpu_torch()
     replayer = group = None
+    owned = False
     if torch is not None and "torch" in options.backends:
+        owned = owns_no_group(torch)
         group = process_group(torch)
         replayer = TorchReplay(
             torch, budget_s=options.config_budget_s, group=group, triton=options.triton
         )
     device, peaks, warnings = describe_device(torch, measure_peaks)
-    pairs = replay.replay(found, options, torch_replay=replayer, progress=progress)
+    try:
+        pairs = replay.replay(found, options, torch_replay=replayer, progress=progress)
+        rank = int(group.get_rank()) if group is not None else 0
+    finally:
+        if group is not None and owned:
+            group.destroy_process_group()
     rows = output.rank(
         output.PerfRow(c, r, output.metrics(c, r, peaks)) for c, r in pairs
     )  # fmt: skip
     built = report.build(rows, source=str(path), device=device, peaks=peaks, under=under,
                          elapsed_s=round(time.monotonic() - started, 3))  # fmt: skip
-    rank = int(group.get_rank()) if group is not None else 0
     return Done(trace, rows, built, device, peaks, rank, warnings)
 
 

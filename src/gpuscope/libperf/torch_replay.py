@@ -20,7 +20,9 @@ rank so that every rank calls the collective equally often.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -132,6 +134,7 @@ class TorchReplay:
                 c = self._compare(
                     prepared.fn, kernel.fn, (), names=("torch", "triton"),
                     budget_s=2 * self.budget_s, warmup_budget_s=min(0.5, self.budget_s),
+                    rtol=kernel.rtol, atol=kernel.rtol * math.sqrt(g.k),
                 )  # fmt: skip
         except Exception as error:
             return Result(triton_gemm.BACKEND, failed(error_reason(error)))
@@ -185,12 +188,16 @@ def _tf32(torch: ModuleType, allow: bool | None) -> Iterator[None]:
         yield
         return
     matmul = torch.backends.cuda.matmul
-    before = matmul.allow_tf32
-    matmul.allow_tf32 = allow
+    with warnings.catch_warnings():  # newer torch warns about the allow_tf32 spelling
+        warnings.simplefilter("ignore")
+        before = matmul.allow_tf32
+        matmul.allow_tf32 = allow
     try:
         yield
     finally:
-        matmul.allow_tf32 = before
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            matmul.allow_tf32 = before
 
 
 def _dtype(torch: ModuleType, name: str, table: dict[str, str], what: str) -> Any:
@@ -363,6 +370,12 @@ def lockstep_samples(torch: ModuleType, dist: Any, fn: Callable[[], Any]) -> lis
         if i >= LOCKSTEP_WARMUP:
             samples.append(float(start.elapsed_time(end)) * 1000.0 / LOCKSTEP_CALLS)
     return samples
+
+
+def owns_no_group(torch: ModuleType) -> bool:
+    """No process group is up yet (one that `process_group` starts is then ours to end)."""
+    dist = getattr(torch, "distributed", None)
+    return not (dist is not None and dist.is_available() and dist.is_initialized())
 
 
 def process_group(torch: ModuleType, environ: dict[str, str] | None = None) -> Any:

@@ -1,0 +1,130 @@
+"""The torch replay with a stand-in torch (tests/unit/libperf/standin_torch.py): the operands it
+builds from a logged GEMM are the ones the logging program passed to torch (shapes and strides
+from ../shared/reference/formats/_nvidia_device_gen/blas_work.py, worked out by hand), the right
+call for bias / beta / batch, the FLOPs handed to gpuscope.bench, and failures as rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from gpuscope.libperf import configs
+from gpuscope.libperf.configs import Comm, Conv, Gemm, Opaque
+from gpuscope.libperf.torch_replay import TorchReplay
+from tests.unit.libperf import standin_torch
+from tests.unit.libperf.conftest import configs_of, trace_from_logs
+
+CUBLAS = "cublas-log/cublas_api.log"
+CUBLASLT = "cublaslt-log/cublaslt_L5_774.log"
+
+
+class Bench:
+    """gpuscope.bench's stand-in: runs the callable once, records the options."""
+
+    def __init__(self, us: float = 10.0) -> None:
+        self.us = us
+        self.options: list[dict[str, Any]] = []
+
+    def __call__(self, fn: Any, **options: Any) -> Any:
+        fn()
+        self.options.append(options)
+        return SimpleNamespace(median_us=self.us, samples_us=(self.us,) * 3, mode="hot")
+
+
+def config(problem: configs.Problem, accumulate: bool = False) -> configs.Config:
+    return configs.Config(problem, 1, "x", "x", ("x",), accumulate=accumulate)
+
+
+def replay_all(found: list[configs.Config]) -> tuple[Any, Bench, list[Any]]:
+    torch, bench = standin_torch.make(), Bench()
+    replay = TorchReplay(torch, bench=bench)
+    results = [r for c in found for r in replay.run(c)]
+    return torch, bench, results
+
+
+def test_gemms_are_rebuilt_as_the_program_ran_them(tmp_path: Path) -> None:
+    found = configs_of(trace_from_logs(tmp_path, CUBLAS, CUBLASLT))
+    torch, bench, results = replay_all(found)
+    assert [r.status for r in results] == ["ok"] * 4
+    seen = {(name, len(args)): args for name, args, _ in torch.calls}
+    # a[256x512] @ b[512x128], contiguous (f32 and f16)
+    mms = [args for name, args, _ in torch.calls if name == "mm"]
+    assert [(x.shape, x.stride(), y.shape, y.stride()) for x, y in mms] == [
+        ((256, 512), (512, 1), (512, 128), (128, 1))
+    ] * 2
+    assert [x.dtype for x, _ in mms] == ["float32", "float16"]
+    # torch.bmm(x[8,64,32], y[8,32,16])
+    x, y = seen[("bmm", 2)]
+    assert (x.shape, x.stride(), y.shape, y.stride()) == (
+        (8, 64, 32), (2048, 32, 1), (8, 32, 16), (512, 16, 1),
+    )  # fmt: skip
+    # Linear(512, 256)(a[256x512]) = addmm(bias[256], a, W[256x512].t())
+    bias, a, w = seen[("addmm", 3)]
+    assert (bias.shape, a.shape, a.stride(), w.shape, w.stride()) == (
+        (256,), (256, 512), (512, 1), (512, 256), (1, 512),
+    )  # fmt: skip
+    flops = sorted(o["flops"] for o in bench.options)
+    assert flops == sorted([2.0 * 256 * 128 * 512] * 2 + [2.0 * 8 * 64 * 16 * 32, 2.0 * 256**3 * 2])
+    assert all(o["peaks"] is False for o in bench.options)
+
+
+def test_beta_epilogues_and_tf32() -> None:
+    g = Gemm("f32", "tf32", "N", "T", 64, 32, 16, lda=64, ldb=32, ldc=64)
+    torch, _, results = replay_all([config(g, accumulate=True)])
+    ((name, (c, left, right), _),) = torch.calls
+    assert name == "addmm" and c.shape == (32, 64)
+    assert (left.shape, left.stride(), right.shape) == ((32, 16), (1, 32), (16, 64))
+    assert results[0].ok and torch.backends.cuda.matmul.allow_tf32 is False  # restored
+    relu = Gemm("bf16", "f32", "T", "N", 64, 32, 16, epilogue="relu_bias")
+    torch, _, _ = replay_all([config(relu)])
+    assert torch.calls[0][0] == "_addmm_activation" and torch.calls[0][2] == {"use_gelu": False}
+    other = Gemm("bf16", "f32", "N", "N", 64, 32, 16, epilogue="bgradb")
+    _, _, results = replay_all([config(other)])
+    assert "epilogue bgradb not replayed" in results[0].note
+
+
+def test_padded_leading_dimension_and_broadcast_batch_stride() -> None:
+    g = Gemm("f16", "f32", "N", "N", 10, 4, 6, batch=3, lda=16, ldb=8, stride_a=0, stride_b=40)
+    torch, _, results = replay_all([config(g)])
+    ((_, (left, right), _),) = torch.calls
+    assert (right.shape, right.stride()) == ((3, 6, 10), (0, 16, 1))  # A shared by the batch
+    assert (left.shape, left.stride()) == ((3, 4, 6), (40, 8, 1))
+    assert results[0].ok
+
+
+def test_convolutions_and_what_is_not_replayed() -> None:
+    conv = Conv("f16", 2, 8, 16, 16, 4, 3, 3, (1, 1), (2, 2), (1, 1), 2, "bwd_weight", "NHWC")
+    torch, _, results = replay_all([config(conv)])
+    name, args, _ = torch.calls[0]
+    assert name == "convolution_backward" and args[-1] == [False, True, False]
+    dy, x, w = args[:3]
+    assert (dy.shape, x.shape, w.shape, x.fmt) == (
+        (2, 4, 8, 8), (2, 8, 16, 16), (4, 4, 3, 3), "channels_last",
+    )  # fmt: skip
+    assert results[0].ok
+    skipped = [
+        config(Opaque("tensile", "Cijk_…", "Tensile kernel names carry no sizes")),
+        config(Gemm("f8", "f32", "N", "N", 16, 16, 16)),
+        config(Comm("AllReduce", 1024, "f32", "sum", 2, 0)),
+    ]
+    _, _, results = replay_all(skipped)
+    assert [r.status for r in results] == [
+        "skipped: Tensile kernel names carry no sizes",
+        "skipped: no PyTorch replay for a GEMM of type f8",
+        "skipped: no process group",
+    ]
+
+
+def test_a_backend_error_is_a_failed_row_and_the_next_config_runs() -> None:
+    torch, bench = standin_torch.make(), Bench()
+
+    def boom(*args: Any) -> Any:
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore text")
+
+    torch.mm = boom
+    replay = TorchReplay(torch, bench=bench)
+    bad = replay.run(config(Gemm("f32", "f32", "N", "N", 4, 4, 4)))
+    good = replay.run(config(Gemm("f32", "f32", "N", "N", 4, 4, 4, batch=2)))
+    assert bad[0].status == "failed: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert good[0].ok
