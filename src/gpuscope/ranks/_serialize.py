@@ -130,7 +130,8 @@ def _steps(job: Job) -> dict[str, Any] | None:
     if not len(s):
         return None
     columns = {"wall": s.wall, "busy": s.busy, "compute": s.compute, "communication": s.comm,
-               "exposed": s.exposed, "idle": s.idle}  # fmt: skip
+               "exposed": s.exposed, "idle": s.idle, "waited": s.waited,
+               "working": s.working}  # fmt: skip
     return {
         "names": list(s.names),
         "matched_by": s.matched_by,

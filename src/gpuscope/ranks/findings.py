@@ -142,35 +142,58 @@ def _per_step(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
 
 
 def slow_steps(job: Job) -> Finding | None:
+    """A rank slower in most steps: by the time its own work takes (step time minus its waits
+    for later ranks), else by its compute (a partial set of ranks hides some of the waits)."""
     steps = job.steps
     if len(steps) < 2 or len(job.ranks) < 2:
         return None
-    compute = steps.compute.astype(np.float64)
-    total = compute.sum(axis=0)
-    others = (total[None, :] - compute) / (len(job.ranks) - 1)
-    ratio = np.where(others > 0, compute / np.where(others > 0, others, 1) - 1, 0.0)
+    for metric, values in (("working", steps.working), ("compute", steps.compute)):
+        found = _slower(values.astype(np.float64))
+        if found is not None:
+            return _slow_finding(job, metric, *found)
+    return None
+
+
+def _slower(values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """(rank index, its ratio to the others' mean per step, the others' mean per step)."""
+    ranks = values.shape[0]
+    others = (values.sum(axis=0)[None, :] - values) / (ranks - 1)
+    ratio = np.where(others > 0, values / np.where(others > 0, others, 1) - 1, 0.0)
     slower = (ratio >= SLOWER).mean(axis=1)
     r = int(np.argmax(np.where(slower >= SLOWER_STEPS, ratio.mean(axis=1), -np.inf)))
-    if slower[r] < SLOWER_STEPS:
-        return None
+    return (r, ratio[r], others[r]) if slower[r] >= SLOWER_STEPS else None
+
+
+def _slow_finding(job: Job, metric: str, r: int, ratio: np.ndarray, others: np.ndarray) -> Finding:
     rid = job.rank_ids[r]
-    every = "every step" if slower[r] == 1 else f"{slower[r]:.0%} of the steps"
-    message = (
-        f"rank {rid} is {ratio[r].mean():.0%} slower in {every} ({len(steps)} steps; named at "
-        f"≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of them): its GPU computes "
-        f"{_t(compute[r].mean())} per step against {_t(others[r].mean())} on the other ranks' "
-        "mean, and every collective after it waits for it"
+    steps = job.steps
+    share = float((ratio >= SLOWER).mean())
+    every = "every step" if share == 1 else f"{share:.0%} of the steps"
+    mine = (steps.working if metric == "working" else steps.compute)[r].mean()
+    what = (
+        "its own work (step time minus its waits for other ranks) takes"
+        if metric == "working"
+        else "its GPU computes"
     )
+    cause, cause_evidence = _cause(job, r) if metric == "working" else ("", {})
+    message = (
+        f"rank {rid} is {ratio.mean():.0%} slower in {every} ({len(steps)} steps; named at "
+        f"≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of them): {what} {_t(mine)} per step "
+        f"against {_t(others.mean())} on the other ranks' mean, and the collectives wait for "
+        f"it. {cause}"
+    ).rstrip()
     action = (
-        f"Find what rank {rid} computes more of: diff its trace against another rank's "
-        "(`gpuscope diff`); uneven shards, batches or sequence lengths, or a slower GPU "
-        "(clocks, thermals: the power sampler's CSV)."
+        f"Find what rank {rid} does more of: diff its trace against another rank's "
+        "(`gpuscope diff`): uneven shards, batches or sequence lengths, a slower GPU (clocks, "
+        "thermals: the power sampler's CSV), or its host (data loading) when its GPU idles."
     )
     evidence = {
         "rank": rid,
-        "slower_share_per_step": [round(float(x), 4) for x in ratio[r]],
-        "compute_per_step_us": us(compute[r].mean()),
-        "others_compute_per_step_us": us(others[r].mean()),
+        "measured_by": metric,
+        "slower_share_per_step": [round(float(x), 4) for x in ratio],
+        "per_step_us": us(mine),
+        "others_per_step_us": us(others.mean()),
+        **cause_evidence,
     }
     return finding("rank-slow-steps", "warning", message, action, evidence)
 

@@ -29,7 +29,7 @@ from gpuscope.ranks.bandwidth import BandwidthRow
 from gpuscope.ranks.bandwidth import rows as bandwidth_rows
 from gpuscope.ranks.keys import Key, keys
 from gpuscope.ranks.match import Matching, RankCalls, match
-from gpuscope.ranks.steptable import StepTable, step_table
+from gpuscope.ranks.steptable import StepTable, add_waits, step_table
 from gpuscope.ranks.stragglers import Arrivals, RankWaits, arrivals, per_rank
 from gpuscope.ranks.summary import RankSummary
 from gpuscope.trace.model import I64
@@ -84,11 +84,23 @@ def analyse(summaries: Sequence[RankSummary]) -> Job:
         waits=per_rank(found, len(ranks)),
         end_spread_ns=_end_spread(matching, found, ends),
         bandwidth=_bandwidth(ranks, key_of, matching, found),
-        steps=step_table(ranks),
+        steps=_steps(ranks, matching, found),
     )
     from gpuscope.ranks.findings import findings
 
     return replace(job, findings=findings(job))
+
+
+def _steps(ranks: Sequence[RankSummary], matching: Matching, found: Arrivals) -> StepTable:
+    """The step table, with each rank's waits for later ranks in the steps they fell in."""
+    rows = matching.rows[found.index]
+    steps_of: list[I64] = []
+    waits: list[I64] = []
+    for r, summary in enumerate(ranks):
+        mine = found.present[:, r]
+        steps_of.append(summary.calls.step[rows[mine, r]])
+        waits.append(found.waits[mine, r])
+    return add_waits(step_table(ranks), steps_of, waits)
 
 
 def _durations(ranks: Sequence[RankSummary]) -> I64:

@@ -10,7 +10,7 @@ each rank did does not.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,8 @@ class StepTable:
     compute: I64
     comm: I64
     exposed: I64
+    waited: I64  # inside the step, waiting in collectives for a later rank (aligned ones)
+    columns: tuple[dict[int, int], ...] = ()  # per rank: its own step index -> column
 
     def __len__(self) -> int:
         return len(self.names)
@@ -36,6 +38,12 @@ class StepTable:
     @property
     def idle(self) -> I64:
         result: I64 = self.wall - self.busy
+        return result
+
+    @property
+    def working(self) -> I64:
+        """Step time not spent waiting for another rank: what a rank's own work takes."""
+        result: I64 = self.wall - self.waited
         return result
 
     def slowest(self) -> I64:
@@ -56,8 +64,41 @@ def step_table(ranks: Sequence[RankSummary]) -> StepTable:
     if not names:
         names, columns = _by_position(ranks)
         matched_by = "position"
-    stacked = [np.asarray(c, np.int64).reshape(len(ranks), len(names)) for c in columns]
-    return StepTable(tuple(names), matched_by, *stacked)
+    wall, busy, compute, comm, exposed = (
+        np.asarray(c, np.int64).reshape(len(ranks), len(names)) for c in columns
+    )
+    return StepTable(
+        names=tuple(names),
+        matched_by=matched_by,
+        wall=wall,
+        busy=busy,
+        compute=compute,
+        comm=comm,
+        exposed=exposed,
+        waited=np.zeros((len(ranks), len(names)), np.int64),
+        columns=_columns(ranks, names, matched_by),
+    )
+
+
+def _columns(
+    ranks: Sequence[RankSummary], names: list[str], matched_by: str
+) -> tuple[dict[int, int], ...]:
+    if matched_by == "position":
+        return tuple({i: i for i in range(len(names))} for _ in ranks)
+    col = {name: j for j, name in enumerate(names)}
+    return tuple({i: col[n] for i, n in enumerate(s.steps.names) if n in col} for s in ranks)
+
+
+def add_waits(table: StepTable, steps_of_calls: Sequence[I64], waits: Sequence[I64]) -> StepTable:
+    """The table with each rank's waits summed into the steps its calls were issued in;
+    `steps_of_calls[r]` / `waits[r]`: the rank's own step index and wait of each aligned call."""
+    waited = table.waited.copy()
+    for r, (steps, wait) in enumerate(zip(steps_of_calls, waits, strict=True)):
+        for step, ns in zip(steps.tolist(), wait.tolist(), strict=True):
+            column = table.columns[r].get(step)
+            if column is not None:
+                waited[r, column] += ns
+    return replace(table, waited=waited)
 
 
 def _fields(summary: RankSummary, index: Sequence[int]) -> list[list[int]]:

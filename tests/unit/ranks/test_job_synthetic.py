@@ -4,6 +4,8 @@ same made-up calls (true times), never by the code under test."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,30 @@ def test_traces_are_ranks_of_one_job_only_when_ranks_are_distinct(
     ranks: list[int | None], worlds: list[int | None], job: bool
 ) -> None:
     assert is_job(ranks, worlds) is job
+
+
+def test_a_rank_held_back_by_its_host_is_slower_per_step_and_idles() -> None:
+    """3 ranks, 3 steps of 10 ms: each computes 4 ms, then an all-reduce that ends for everyone
+    at 9.5 ms; ranks 0 and 1 reach it at 5 ms, rank 2 (its host late) at 8 ms."""
+    steps = 3
+    ranks = []
+    for r in range(3):
+        arrive = 8 * MS if r == 2 else 5 * MS
+        calls = [(AR, s * 10 * MS + arrive, s * 10 * MS + 9_500_000) for s in range(steps)]
+        base = summary(r, calls)
+        lo = np.arange(steps, dtype=np.int64) * 10 * MS
+        comm = np.full(steps, 9_500_000 - arrive, np.int64)
+        compute = np.full(steps, 4 * MS, np.int64)
+        table = Steps(tuple(f"ProfilerStep#{s}" for s in range(steps)), lo, lo + 10 * MS,
+                      compute + comm, compute, comm, comm)  # fmt: skip
+        calls_in = replace(base.calls, step=np.arange(steps, dtype=np.int64))
+        ranks.append(replace(base, steps=table, calls=calls_in))
+    job = analyse(ranks)
+    found = {f["id"]: f for f in job.findings}
+    slow = found["rank-slow-steps"]["evidence"]
+    # rank 2 waits for no one: 10 ms of its own per step; the others wait 3 ms: 7 ms
+    assert (slow["rank"], slow["measured_by"]) == (2, "working")
+    assert slow["slower_share_per_step"] == [round(10 / 7 - 1, 4)] * steps
+    assert slow["idle_per_step_us"] - slow["others_idle_per_step_us"] == 3000.0
+    assert "idles" in found["rank-straggler"]["message"]
+    assert job.steps.waited.tolist() == [[3 * MS] * steps, [3 * MS] * steps, [0] * steps]
