@@ -95,11 +95,39 @@ def test_repeated_windows_are_written_one_file_each(ctx: RunContext) -> None:
     ]  # fmt: skip
 
 
-def test_too_few_steps_leave_a_note_instead_of_a_trace(ctx: RunContext) -> None:
+def test_too_few_steps_record_the_whole_short_program_with_a_note(ctx: RunContext) -> None:
     process = start(ctx, {}, TRAIN, "4", "0", "0", "-")
+    assert process.wait() == 0
+    (trace,) = traces(ctx)
+    assert trace["recorded_steps"] == [1, 2, 3, 4]  # the fallback: from torch's import to exit
+    assert "made 4 optimizer steps, a window needs 10" in notes(ctx)
+    assert "the whole program from torch's import is recorded instead" in notes(ctx)
+
+
+def test_too_few_steps_with_an_explicit_steps_schedule_leave_only_a_note(ctx: RunContext) -> None:
+    process = start(ctx, {"GPUSCOPE_TORCH_SCHEDULE": "steps"}, TRAIN, "4", "0", "0", "-")
     assert process.wait() == 0
     assert traces(ctx) == []
     assert "made 4 optimizer steps, a window needs 10" in notes(ctx)
+
+
+def test_the_fallback_is_dropped_when_the_step_window_opens(ctx: RunContext) -> None:
+    process = start(ctx, {}, TRAIN, "12", "0", "0", "-")
+    assert process.wait() == 0
+    (trace,) = traces(ctx)  # only the bounded window is written
+    assert trace["recorded_steps"] == [8, 9, 10]
+    assert notes(ctx) == ""
+
+
+def test_a_short_inference_program_gets_its_whole_trace(ctx: RunContext) -> None:
+    code = """
+        import time, torch
+        time.sleep(0.2)  # shorter than the time window's start (10 s)
+    """
+    assert start(ctx, {}, code).wait() == 0
+    (trace,) = traces(ctx)
+    assert trace["thread"] == "MainThread"
+    assert "ended before the time window" in notes(ctx)
 
 
 def test_inference_without_optimizer_records_the_time_window(ctx: RunContext) -> None:

@@ -14,7 +14,9 @@ at exit):
   torch was imported (started and stopped on the main thread, through a signal, because
   torch.profiler records the CPU operators of the thread that started it);
 - auto (default): steps as soon as an optimizer steps; the time window when none has stepped by
-  `start_s`;
+  `start_s`. Until one of them opens, the program is recorded from torch's import (a fallback):
+  dropped when a bounded window opens or after `max_record_s`, written at exit when the program
+  ended before any window — a short program still gets its whole trace;
 - all: the whole process, as before.
 
 Limits: a window still recording `max_record_s` seconds after it started, or whose trace would
@@ -167,6 +169,8 @@ class Windows:
         elif self.mode in ("steps", "auto") and self.next_start == 0:
             self.mode = "steps"
             self._open(scheduled=True)
+        elif self.mode == "auto":
+            self._open_fallback()
 
     def on_step(self) -> None:
         """After each optimizer step (torch's global post hook)."""
@@ -175,7 +179,13 @@ class Windows:
                 return
             self.mode = "steps"
             self.steps += 1
-            if self.profiler is not None:
+            if self._fallback():
+                if self.steps >= self.next_start:
+                    self._drop_fallback()
+                    self._open(scheduled=True)
+                elif self.clock() - self.since > self.options["max_record_s"]:
+                    self._drop_fallback()
+            elif self.profiler is not None:
                 self._step_window()
             elif not self.closed and self.steps >= self.next_start:
                 self._open(scheduled=True)
@@ -183,6 +193,8 @@ class Windows:
     def on_time(self, what: str) -> None:
         """The time window's start / end (from the timer, run on the main thread)."""
         with self.lock:
+            if what == "start" and self.mode in ("time", "auto") and self._fallback():
+                self._drop_fallback()
             if what == "start" and self.mode in ("time", "auto") and self.profiler is None:
                 self.mode = "time"
                 self._open(scheduled=False)
@@ -191,6 +203,12 @@ class Windows:
 
     def at_exit(self) -> None:
         with self.lock:
+            if self._fallback():
+                why = self._nothing_recorded().replace("no window was recorded", "")
+                self.notes.append(
+                    f"no bounded window opened{why}: the whole program from torch's import is "
+                    "recorded instead"
+                )
             if self.profiler is not None:
                 self._close()
             elif self.windows == 0 and self.mode != "all":
@@ -198,6 +216,25 @@ class Windows:
             self.closed = True
 
     # --- windows -------------------------------------------------------------------------
+
+    def _fallback(self) -> bool:
+        return self.profiler is not None and getattr(self.profiler, "_gpuscope_fallback", False)
+
+    def _open_fallback(self) -> None:
+        """auto: record from torch's import until a bounded window opens (a short program's
+        only trace)."""
+        self.profiler = _new_profiler(None, self._ready)
+        self.profiler._gpuscope_scheduled = False
+        self.profiler._gpuscope_fallback = True
+        self.profiler.start()
+        self.since = self.clock()
+
+    def _drop_fallback(self) -> None:
+        """Stop the fallback recording without writing it: a bounded window takes over, or it
+        ran past max_record_s."""
+        profiler, self.profiler = self.profiler, None
+        profiler._gpuscope_written = True  # nothing to export
+        profiler.stop()
 
     def _open(self, scheduled: bool) -> None:
         if self.closed or self.windows >= (self.options["repeat"] if scheduled else 1):
