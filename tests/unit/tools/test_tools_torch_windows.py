@@ -224,3 +224,15 @@ def _wait_for(path: Path) -> None:
     while not path.exists():
         assert time.monotonic() < deadline, "the program never got there"
         time.sleep(0.02)
+
+
+def test_sigterm_before_any_window_exits_without_writing_the_fallback(ctx: RunContext) -> None:
+    ready = ctx.run_dir / "ready"
+    process = start(ctx, {}, TRAIN, "1000", "0.05", "2", str(ready))  # window at step 5
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=10) == 128 + signal.SIGTERM
+    assert traces(ctx) == []
+    assert "stopped by SIGTERM before any bounded window opened" in notes(ctx)

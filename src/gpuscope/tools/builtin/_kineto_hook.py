@@ -203,6 +203,12 @@ class Windows:
 
     def at_exit(self) -> None:
         with self.lock:
+            if self._fallback() and _state.get("sigterm"):
+                self._drop_fallback()  # exit fast: the fallback may hold many seconds
+                self.notes.append(
+                    "stopped by SIGTERM before any bounded window opened: the fallback recording "
+                    "of the whole program is not written (exiting fast)"
+                )
             if self._fallback():
                 why = self._nothing_recorded().replace("no window was recorded", "")
                 self.notes.append(
@@ -435,6 +441,7 @@ def _exit_on_sigterm() -> None:
 
 def _on_sigterm(signo: int, frame: object) -> None:
     del frame
+    _state["sigterm"] = True
     raise SystemExit(128 + signo)
 
 
