@@ -152,8 +152,13 @@ def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
         if r["kind"] != "gemm" or r["backend"] != "torch" or r["status"] != "ok":
             continue
         fn, flops = _matmul(torch, r)
-        m = gpuscope.bench(fn, flops=flops, budget_s=0.5, warmup_budget_s=0.5, peaks=False)
-        direct = flops / (m.median_us * 1e-6) / 1e12
+        # timed twice: the spread between two direct measurements is the noise floor
+        runs = [
+            gpuscope.bench(fn, flops=flops, budget_s=0.5, warmup_budget_s=0.5, peaks=False)
+            for _ in range(2)
+        ]
+        times = [m.median_us for m in runs]
+        direct = flops / (sum(times) / 2 * 1e-6) / 1e12
         replayed = float(r["tflops"])
         triton = next((x for x in rows if x["config"] == r["config"] and x["backend"] == "triton"),
                       None)  # fmt: skip
@@ -161,7 +166,8 @@ def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
             "shape": _shape(r), "config": r["config"], "calls": int(r["calls"]),
             "libperf_tflops": replayed,
             "libperf_us": float(r["time_us"]), "libperf_mode": r["mode"],
-            "direct_tflops": direct, "direct_us": m.median_us, "direct_mode": m.mode,
+            "direct_tflops": direct, "direct_us": times, "direct_mode": runs[0].mode,
+            "direct_spread": max(times) / min(times) - 1,
             "ratio": replayed / direct,
             "triton_tflops": float(triton["tflops"]) if triton and triton["tflops"] else None,
             "triton_status": triton["status"] if triton else None,
@@ -221,13 +227,14 @@ def _table(s: dict[str, Any]) -> None:
               f"{c['status']} {c['time_us']} us {c['gbps']} GB/s")  # fmt: skip
     verdicts = {c["config"]: c for c in s["comparisons"] if c["b"] == "triton"}
     print(f"{'GEMM (column-major)':<34}{'calls':>6}{'libperf':>10}{'direct':>10}{'ratio':>8}"
-          f"{'mode':>8}{'triton':>9}  triton vs torch")  # fmt: skip
+          f"{'noise':>7}{'mode':>8}{'triton':>9}  triton vs torch")  # fmt: skip
     for c in s["checks"]:
         tri = f"{c['triton_tflops']:.1f}" if c["triton_tflops"] else "-"
         pair = verdicts.get(c["config"])
         verdict = f"{pair['verdict']} x{pair['speedup']:.2f}" if pair else c["triton_status"] or ""
         print(f"{c['shape']:<34}{c['calls']:>6}{c['libperf_tflops']:>10.1f}"
-              f"{c['direct_tflops']:>10.1f}{c['ratio']:>8.3f}{c['libperf_mode']:>8}{tri:>9}  "
+              f"{c['direct_tflops']:>10.1f}{c['ratio']:>8.3f}{c['direct_spread']:>7.3f}"
+              f"{c['libperf_mode']:>8}{tri:>9}  "
               f"{verdict[:28]}")  # fmt: skip
     worst = max((abs(c["ratio"] - 1) for c in s["checks"]), default=0.0)
     print(f"worst |ratio-1| = {worst:.3f} (tolerance {s['tolerance']}); ok = {s['ok']}")

@@ -82,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     model = args.model if args.model is not None else done.trace.model
     now = dt.datetime.now(dt.timezone.utc)
     _write(target, lambda p: output.write_csv(p, done.rows, jobid=jobid, model=model, now=now))
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 150)  # logs: no wrapped rows
     report.render_terminal(done.report, console)
     console.print(f"wrote {target}")
     if args.json:

@@ -135,6 +135,8 @@ def _pair(c: Config, base: PerfRow, other: PerfRow) -> dict[str, Any]:
     }  # fmt: skip
     comparison = b.comparison if b.comparison is not None and a.backend == "torch" else None
     if comparison is not None and comparison.ratio:
+        # both arms timed the same way in one interleaved run: show those times
+        entry.update(a_us=comparison.a.median_us, b_us=comparison.b.median_us)
         entry.update(
             ratio=comparison.ratio, ci=[comparison.ci_low, comparison.ci_high],
             verdict=comparison.verdict, threshold=comparison.threshold,
@@ -246,9 +248,12 @@ def render_terminal(report: dict[str, Any], console: Any) -> None:
         if not rows:
             continue
         table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-        for i, header in enumerate(headers):
-            table.add_column(header, justify="left" if i < 2 or header == "verdict" else "right",
-                             overflow="fold")  # fmt: skip
+        for header in headers:
+            text = header in ("config", "verdict", "status")
+            table.add_column(
+                header, justify="left" if text or header == "#" else "right",
+                no_wrap=True, overflow="ellipsis" if text else "fold",
+            )  # fmt: skip
         for row in rows:
             table.add_row(*row)
         console.print(table)

@@ -54,6 +54,7 @@ class Prepared:
     call: str  # the PyTorch call, for the CSV's command column
     note: str = ""
     tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing
+    operands: tuple[Any, ...] = ()  # a GEMM's (op(B)ᵀ, op(A)ᵀ): another backend runs on them
 
 
 class TorchReplay:
@@ -129,7 +130,7 @@ class TorchReplay:
         if why:
             return Result(triton_gemm.BACKEND, skipped(why))
         try:
-            kernel = triton_gemm.for_config(self.torch, g)
+            kernel = triton_gemm.for_config(self.torch, g, *prepared.operands)
             with _tf32(self.torch, prepared.tf32):
                 c = self._compare(
                     prepared.fn, kernel.fn, (), names=("torch", "triton"),
@@ -138,13 +139,17 @@ class TorchReplay:
                 )  # fmt: skip
         except Exception as error:
             return Result(triton_gemm.BACKEND, failed(error_reason(error)))
-        if c.b is None:
+        if c.a is None or c.b is None:
             detail = c.correctness.detail or "outputs differ from torch's"
+            worst, atol = c.correctness.max_abs, c.correctness.atol
+            if worst is not None and atol is not None:
+                detail += f" (max |diff| {worst:.3g}, atol {atol:.3g})"
             return Result(triton_gemm.BACKEND, failed(f"incorrect: {detail}"), comparison=c)
         return Result(
             triton_gemm.BACKEND, OK, time_us=float(c.b.median_us),
             samples_us=tuple(c.b.samples_us), mode=f"A/B vs torch ({c.b.mode})",
-            command=kernel.call, note=kernel.note, comparison=c,
+            command=kernel.call, comparison=c,
+            note=f"torch in the same A/B: {c.a.median_us:.3f} µs ({c.verdict} for triton)",
         )  # fmt: skip
 
     def _collective(self, config: Config, c: Comm) -> Result:
@@ -243,6 +248,7 @@ def gemm_call(torch: ModuleType, g: Gemm, accumulate: bool) -> Prepared:
     if g.trans_a == "C" or g.trans_b == "C":
         raise UnsupportedError("conjugate-transposed GEMMs are not replayed")
     left, right = gemm_operands(torch, g)
+    operands = (left, right)
     dtype = left.dtype
     shapes = f"{_shape(left)} @ {_shape(right)} {g.dtype}"
     tf32 = (g.dtype == "tf32" or g.compute_type == "tf32") if g.dtype in ("f32", "tf32") else None
@@ -253,13 +259,14 @@ def gemm_call(torch: ModuleType, g: Gemm, accumulate: bool) -> Prepared:
         bias = torch.randn(g.m, dtype=dtype, device="cuda")
         if g.epilogue == "bias":
             return Prepared(lambda: torch.addmm(bias, left, right), f"torch.addmm(bias, {shapes})",
-                            note, tf32)  # fmt: skip
+                            note, tf32, operands)  # fmt: skip
         gelu = g.epilogue == "gelu_bias"
         return Prepared(
             lambda: torch._addmm_activation(bias, left, right, use_gelu=gelu),
             f"torch._addmm_activation(bias, {shapes}, use_gelu={gelu})",
             note,
             tf32,
+            operands,
         )
     if g.epilogue:
         note = "; ".join(filter(None, [note, f"epilogue {g.epilogue} not replayed (plain GEMM)"]))
@@ -268,10 +275,12 @@ def gemm_call(torch: ModuleType, g: Gemm, accumulate: bool) -> Prepared:
         c = torch.randn((g.batch, g.n, g.m) if batched else (g.n, g.m), dtype=dtype, device="cuda")
         name = "baddbmm" if batched else "addmm"
         op = getattr(torch, name)
-        return Prepared(lambda: op(c, left, right), f"torch.{name}(C, {shapes})", note, tf32)
+        return Prepared(
+            lambda: op(c, left, right), f"torch.{name}(C, {shapes})", note, tf32, operands
+        )
     name = "bmm" if batched else "mm"
     op = getattr(torch, name)
-    return Prepared(lambda: op(left, right), f"torch.{name}({shapes})", note, tf32)
+    return Prepared(lambda: op(left, right), f"torch.{name}({shapes})", note, tf32, operands)
 
 
 def _shape(t: Any) -> str:

@@ -41,11 +41,9 @@ def unsupported(g: Gemm, accumulate: bool) -> str:
     return ""
 
 
-def for_config(torch: ModuleType, g: Gemm) -> Kernel:
-    """A callable running the Triton kernel on the operands the torch replay uses."""
-    from gpuscope.libperf.torch_replay import gemm_operands
-
-    left, right = gemm_operands(torch, g)
+def for_config(torch: ModuleType, g: Gemm, left: Any, right: Any) -> Kernel:
+    """A callable running the Triton kernel on the torch replay's operands (op(B)ᵀ, op(A)ᵀ),
+    so both sides of the A/B compute the same product on the same data."""
     batched = g.batch > 1
     a = left if batched else left.unsqueeze(0)
     b = right if batched else right.unsqueeze(0)
