@@ -12,7 +12,8 @@ Phases come from user ranges when the step has them: `## forward ##` / `forward`
 (the union of their intervals). Otherwise from autograd: backward is the span of the
 `autograd::engine::evaluate_function: …` operators (on the autograd engine's threads), forward the
 span of the operators whose autograd sequence number a backward operator repeats (the operators
-that built the graph backward ran). A phase's GPU busy time is the device busy time inside it.
+that built the graph backward ran), outside backward and the optimizer's ranges. A phase's GPU
+busy time is the device busy time inside it.
 
 Variance is judged over the steady steps: leading warm-up steps (each ≥ FIRST_STEP_RATIO × the
 median of the steps after it, at most half of them), which cold_start reports, are left out.
@@ -330,7 +331,10 @@ def _range_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
 
 def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
     """Backward: evaluate_function operators. Forward: operators whose sequence number a
-    backward operator repeats, outside backward. No optimizer phase without its ranges."""
+    backward operator repeats, outside backward and outside the optimizer's ranges (an operator
+    records the current sequence number even when it builds no graph node: `zero_grad`'s
+    `aten::zero_` carries the number of the last forward operator). No optimizer phase without
+    its ranges."""
     ops = trace.ops
     backward = _backward_rows(trace)
     if phase == "backward":
@@ -338,8 +342,11 @@ def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
     if phase != "forward" or not backward.any():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     seen = np.unique(ops.sequence[backward & (ops.sequence >= 0)])
-    in_backward_start, in_backward_end = merge(ops.start[backward], ops.end[backward])
-    covered = overlap_with(in_backward_start, in_backward_end, ops.start, ops.start + 1) > 0
+    other_start, other_end = _range_intervals(trace, "optimizer")
+    other_start = np.concatenate([ops.start[backward], other_start])
+    other_end = np.concatenate([ops.end[backward], other_end])
+    elsewhere_start, elsewhere_end = merge(other_start, other_end)
+    covered = overlap_with(elsewhere_start, elsewhere_end, ops.start, ops.start + 1) > 0
     forward = (ops.kind == OP) & np.isin(ops.sequence, seen) & (ops.sequence >= 0) & ~covered
     return ops.start[forward], ops.end[forward]
 
@@ -502,12 +509,18 @@ def to_dict(result: Steps) -> dict[str, Any]:
         "steady_count": len(steady),
         "timed_by": result.timed_by,
         "time": _stats_dict(times) if times else None,
-        "gpu_busy": _stats_dict([s.gpu_busy_ns for s in steady]) if times else None,
+        "gpu_busy": _stats_dict([_busy_of(result, s) for s in steady]) if times else None,
         "slowest": _slowest(result) if times else None,
         "steps": [_step_dict(s) for s in result.steps[:MAX_ROWS]],
         "phases": [_phase_dict(p, total) for p in result.phases],
         "backward_threads": result.backward_threads,
     }
+
+
+def _busy_of(result: Steps, step: Step) -> int:
+    """A step's GPU work: the device time it launched when steps are timed on the device (the
+    host range then holds the previous steps' work), else the device activity inside it."""
+    return step.launched_ns if result.timed_by == "device" else step.gpu_busy_ns
 
 
 def _stats_dict(values: list[int]) -> dict[str, float]:
