@@ -192,5 +192,6 @@ def _comm_cells(c: Config) -> list[Cell]:
     return [p.name, p.count, p.reduce_op, p.nranks, p.root, p.bytes]
 
 
-def _num(value: float | None, digits: int = 3) -> float | None:
-    return None if value is None else round(value, digits)
+def _num(value: float | None, digits: int = 6) -> float | None:
+    """`digits` significant digits (a 0.08 µs fake and a 2 s GEMM both keep theirs)."""
+    return None if value is None else float(f"{value:.{digits}g}")

@@ -398,7 +398,10 @@ def process_group(torch: ModuleType, environ: dict[str, str] | None = None) -> A
     env = os.environ if environ is None else environ
     if not all(name in env for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR")):
         return None
-    local = int(env.get("LOCAL_RANK", env["RANK"]))
-    torch.cuda.set_device(local % max(int(torch.cuda.device_count()), 1))
-    dist.init_process_group("nccl")
+    local = int(env.get("LOCAL_RANK", env["RANK"])) % max(int(torch.cuda.device_count()), 1)
+    torch.cuda.set_device(local)
+    try:  # naming the device keeps NCCL from guessing it (and warning) at the first barrier
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    except TypeError:  # torch < 2.3 has no device_id
+        dist.init_process_group("nccl")
     return dist

@@ -12,7 +12,7 @@ the parsed time against its own computation:
 
 $FAKE_BENCH_MODE = "BINARY=MODE[,BINARY=MODE…]" makes one binary misbehave: crash (SIGSEGV),
 fail (exit 1 with a message), hang (sleeps 60 s), garbage (exit 0 with no result).
-$FAKE_BENCH_MATCH limits the misbehaviour to argv containing that text.
+$FAKE_BENCH_MATCH = "BINARY=TEXT[,…]" limits a binary's misbehaviour to argv holding TEXT.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def options(argv: list[str]) -> dict[str, str]:
 
 def misbehave(name: str, argv: list[str]) -> None:
     """Act on $FAKE_BENCH_MODE for this binary (returns only in mode ok / not matched)."""
-    modes = dict(p.split("=", 1) for p in os.environ.get("FAKE_BENCH_MODE", "").split(",") if p)
+    modes = _pairs("FAKE_BENCH_MODE")
     mode = modes.get(name, "ok")
-    match = os.environ.get("FAKE_BENCH_MATCH", "")
+    match = _pairs("FAKE_BENCH_MATCH").get(name, "")
     if mode == "ok" or (match and match not in " ".join(argv)):
         return
     if mode == "crash":
@@ -56,6 +56,12 @@ def misbehave(name: str, argv: list[str]) -> None:
     if mode == "garbage":
         print("nothing to see here")
         sys.exit(0)
+
+
+def _pairs(variable: str) -> dict[str, str]:
+    """`A=x,B=y` → {"A": "x", "B": "y"}."""
+    items = os.environ.get(variable, "").split(",")
+    return dict(item.split("=", 1) for item in items if "=" in item)
 
 
 def start(name: str, argv: list[str]) -> dict[str, str]:
