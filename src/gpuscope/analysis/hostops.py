@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 NAME = "host_ops"
 TOP = 10
 HOTSPOT_WARNING_SHARE = 0.05  # an op's self time in host-wait gaps, over the GPU span
+GRAPH_REPLAYED = 0.50  # share of kernels replayed from graphs: the trace already uses graphs
+SHORT_KERNELS = 0.50  # share of kernels shorter than a launch: graphs would help
 INTERNAL_PACKAGES = frozenset({"torch", "functorch", "torchgen", "triton"})
 _FRAME = re.compile(r"^(?P<path>.+)\((?P<line>\d+)\): (?P<func>.+)$")
 _SITE = re.compile(r"^.*/(?:site|dist)-packages/")
@@ -81,6 +83,7 @@ class HostOps:
     self_ns: int  # all operator self time (= time any operator ran, summed over threads)
     by_self: list[OpStat]
     by_inclusive: list[OpStat]
+    by_wait: list[OpStat]  # the operators with the most self time in host-wait gaps
     callers: list[Caller] | None  # None: the trace has no Python frames
     python_events: int
     python_frames: int  # distinct Python function names
@@ -253,6 +256,9 @@ def analyse(a: Analysis) -> HostOps | None:
         self_ns=int(own.sum()),
         by_self=sorted(stats, key=lambda s: (-s.self_ns, s.name))[:TOP],
         by_inclusive=sorted(stats, key=lambda s: (-s.inclusive_ns, s.name))[:TOP],
+        by_wait=sorted((s for s in stats if s.wait_ns > 0), key=lambda s: (-s.wait_ns, s.name))[
+            :TOP
+        ],
         callers=_callers(trace, caller, own) if python.any() else None,
         python_events=int(python.sum()),
         python_frames=len(np.unique(ops.name[python])),
@@ -380,7 +386,7 @@ def to_dict(result: HostOps) -> dict[str, Any]:
             "api_us": us(result.launch_api_ns),
             "share_of_op_self": _share(result.launch_api_ns, total),
         },
-        "host_wait": _wait_dict(result.host_wait),
+        "host_wait": _wait_dict(result.host_wait, result.by_wait),
     }
 
 
@@ -397,7 +403,7 @@ def _stat_dict(stat: OpStat, total: int) -> dict[str, Any]:
     }
 
 
-def _wait_dict(wait: HostWait | None) -> dict[str, Any] | None:
+def _wait_dict(wait: HostWait | None, ranked: list[OpStat]) -> dict[str, Any] | None:
     if wait is None:
         return None
     return {
@@ -405,6 +411,10 @@ def _wait_dict(wait: HostWait | None) -> dict[str, Any] | None:
         "gap_us": us(wait.gap_ns),
         "op_self_us": us(wait.op_self_ns),
         "covered_share": _share(wait.covered_ns, wait.gap_ns),
+        "top": [
+            {"name": s.name, "self_us": us(s.wait_ns), "share": _share(s.wait_ns, wait.op_self_ns)}
+            for s in ranked
+        ],
     }
 
 
@@ -417,24 +427,26 @@ def findings(a: Analysis, result: HostOps) -> list[Finding]:
     wait = result.host_wait
     if a.verdict.bound != "cpu-bound" or wait is None or wait.op_self_ns == 0:
         return []
-    ranked = sorted((s for s in result.by_self if s.wait_ns > 0), key=lambda s: -s.wait_ns)[:5]
+    ranked = result.by_wait[:5]
     if not ranked:
         return []
     top = ranked[0]
     span = result.gpu_span_ns or 0
     severity = "warning" if span and top.wait_ns / span >= HOTSPOT_WARNING_SHARE else "info"
-    named = ", ".join(_hotspot_text(s, wait.op_self_ns) for s in ranked[:3])
+    named = "; ".join(_hotspot_text(s, wait.op_self_ns) for s in ranked[:3])
     covered = wait.covered_ns / wait.gap_ns if wait.gap_ns else 0.0
     message = (
         f"the GPU waited for the host in {wait.gaps:,} gaps ({fmt.duration(us(wait.gap_ns))}); "
-        f"an operator was running {covered:.0%} of that time. Host operator time there: {named}"
+        f"an operator was running {covered:.0%} of that time. Of the operator self time in "
+        f"those gaps ({fmt.duration(us(wait.op_self_ns))}, all threads): {named} (a warning "
+        f"when one operator's time there is ≥ {HOTSPOT_WARNING_SHARE:.0%} of the GPU's span)"
     )
     return [
         finding(
             "host-hotspots",
             severity,
             message,
-            _action(result, covered),
+            _action(result, covered, _context(a)),
             {
                 "host_wait_gaps": wait.gaps,
                 "host_wait_gap_us": us(wait.gap_ns),
@@ -455,19 +467,38 @@ def findings(a: Analysis, result: HostOps) -> list[Finding]:
 
 
 def _hotspot_text(stat: OpStat, total: int) -> str:
-    caller = f", called from {stat.caller}" if stat.caller else ""
+    caller = f" (called from {stat.caller})" if stat.caller else ""
     return f"{stat.name} {stat.wait_ns / total:.0%}{caller}"
 
 
-def _action(result: HostOps, covered: float) -> str:
+def _context(a: Analysis) -> str:
+    """What the host's lateness calls for: 'graphs' (already replayed from CUDA/HIP graphs),
+    'short' (most kernels shorter than a launch: graphs help) or 'long' (they do not)."""
+    launch = a.launch
+    if not launch.kernels:
+        return "long"
+    if launch.graph_kernels / launch.kernels >= GRAPH_REPLAYED:
+        return "graphs"
+    return "short" if launch.short_kernels / launch.kernels >= SHORT_KERNELS else "long"
+
+
+def _action(result: HostOps, covered: float, context: str) -> str:
     text = (
-        "Cut the host work of these operators per step: fuse chains of small ops "
-        "(torch.compile), replace Python loops and per-element indexing with batched tensor ops, "
-        "and once the step's host work is small, capture it in a CUDA/HIP graph."
+        "Cut the host time of these operators: fuse chains of small ops (torch.compile), "
+        "replace Python loops and per-element indexing with batched tensor ops"
     )
+    if any(s.name.startswith("aten::_foreach_") for s in result.by_wait[:3]):
+        text += ", create the optimizer with fused=True (one launch per step, not foreach ops)"
+    text += {
+        "graphs": "; most kernels already replay from CUDA/HIP graphs, so this is the host work "
+        "between the replays.",
+        "short": "; most kernels are shorter than their launch, so once the step's host work is "
+        "small, capture it in a CUDA/HIP graph.",
+        "long": "; the kernels are long enough that graphs would save little.",
+    }[context]
     if covered < 0.5:
         where = (
-            "see the Python frames above"
+            "the host operators section lists their Python callers"
             if result.callers
             else "profile once with with_stack=True to see the Python between the operators"
         )
