@@ -13,7 +13,7 @@ from gpuscope.libperf import configs
 from gpuscope.libperf.configs import Comm, Conv, Gemm, Opaque
 from gpuscope.libperf.torch_replay import TorchReplay
 from tests.unit.libperf import standin_torch
-from tests.unit.libperf.conftest import configs_of, trace_from_logs
+from tests.unit.libperf.conftest import configs_of, trace_from_lines, trace_from_logs
 
 CUBLAS = "cublas-log/cublas_api.log"
 CUBLASLT = "cublaslt-log/cublaslt_L5_774.log"
@@ -128,3 +128,58 @@ def test_a_backend_error_is_a_failed_row_and_the_next_config_runs() -> None:
     good = replay.run(config(Gemm("f32", "f32", "N", "N", 4, 4, 4, batch=2)))
     assert bad[0].status == "failed: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert good[0].ok
+
+
+def test_a_3d_miopen_convolution_is_replayed_with_conv3d(tmp_path: Path) -> None:
+    # MIOpenDriver's 3-D flags (--spatial_dim 3, --in_d, --fil_d, --pad_d, --conv_stride_d,
+    # --dilation_d), as MIOpen logs them for a 3-D problem
+    line = (
+        "MIOpen(HIP): Command [LogCmdConvolution] ./bin/MIOpenDriver convfp16 -n 2 -c 4 "
+        "--in_d 8 -H 16 -W 16 -k 6 --fil_d 3 -y 3 -x 3 --pad_d 1 -p 1 -q 1 --conv_stride_d 2 "
+        "-u 1 -v 1 --dilation_d 1 -l 1 -j 1 -m conv -g 1 -F 1 -t 1 --spatial_dim 3"
+    )
+    found = configs_of(trace_from_lines(tmp_path, "libtrace_stderr.log", [line]))
+    conv = found[0].problem
+    assert isinstance(conv, Conv)
+    assert (conv.d, conv.z, conv.pad, conv.stride) == (8, 3, (1, 1, 1), (2, 1, 1))
+    assert conv.out_spatial == ((8 + 2 - 2 - 1) // 2 + 1, 16, 16)
+    torch, _, results = replay_all(found)
+    name, (x, w, *_), _ = torch.calls[0]
+    assert name == "conv3d" and x.shape == (2, 4, 8, 16, 16) and w.shape == (6, 4, 3, 3, 3)
+    assert results[0].ok
+
+
+class Dist:
+    """torch.distributed's stand-in: a world of `size`, collectives recorded."""
+
+    ReduceOp = SimpleNamespace(SUM="sum", PRODUCT="prod", MAX="max", MIN="min", AVG="avg")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def get_world_size(self) -> int:
+        return self.size
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self.calls.append((name, args, kwargs))
+
+
+def test_collectives_through_torch_distributed_buffers_and_rank_checks() -> None:
+    from gpuscope.libperf.torch_replay import collective_call
+
+    torch, dist = standin_torch.make(), Dist(4)
+    gather = collective_call(torch, dist, Comm("AllGather", 1024, "bf16", "sum", 4, 0))
+    gather.fn()
+    name, (out, inp), _ = dist.calls[-1]
+    assert name == "all_gather_into_tensor" and (out.shape, inp.shape) == ((4096,), (1024,))
+    scatter = collective_call(torch, dist, Comm("ReduceScatter", 1024, "f32", "max", 4, 0))
+    scatter.fn()
+    name, (out, inp), kwargs = dist.calls[-1]
+    assert (name, out.shape, inp.shape, kwargs) == ("reduce_scatter_tensor", (1024,), (4096,),
+                                                   {"op": "max"})  # fmt: skip
+    replay = TorchReplay(torch, bench=Bench(), group=dist)
+    other = replay.run(config(Comm("AllReduce", 8, "f32", "sum", 2, 0)))
+    assert other[0].status == "skipped: logged with 2 ranks; this process group has 4"
+    send = replay.run(config(Comm("Send", 8, "f32", "sum", 4, 1)))
+    assert send[0].status == "skipped: Send is not replayed through torch.distributed"
