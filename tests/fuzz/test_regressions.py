@@ -234,7 +234,7 @@ def test_times_past_int64_differences_are_refused(tmp_path: Path) -> None:
     """rocprof:78 (sqlite.values): a begin near 2^63 ns overflowed the timeline's end - start."""
     text = ROCPROF_KERNELS + kernel_row(0, 100) + kernel_row(1, 9_000_000_000_000_000_000)
     outcome = run(write(tmp_path / "results.csv", text), tmp_path)
-    assert outcome.status == EXIT_2 and "past ±2^61 ns" in outcome.detail
+    assert outcome.status == EXIT_2 and "past ±2^61" in outcome.detail
 
 
 # --- SQLite readers --------------------------------------------------------------------------
@@ -490,3 +490,68 @@ def test_rocprof_kernel_csv_cut_inside_its_header(tmp_path: Path) -> None:
     text = ROCPROF_COUNTERS[: ROCPROF_COUNTERS.index("obj")]
     outcome = run(write(tmp_path / "results.csv", text), tmp_path, cut=True)
     assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail
+
+
+# --- found by the sixth round (seed 6) ---------------------------------------------------------
+
+
+def test_kineto_launch_dimensions_past_int64(tmp_path: Path) -> None:
+    """kineto:660 (json.bad-number): a grid of 10^30 overflowed the launch-parameter columns."""
+    args = {"grid": [10**30, 1, 1], "block": [128, 1, 1], "correlation": 1}
+    events = [kernel(args={**args, "grid": [4, 1, 1]}), kernel(20, args=args)]
+    run(write(tmp_path / "trace.json", kineto(events)), tmp_path)
+
+
+ROCPROFV3_KERNEL_STATS = (
+    '"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"\n'
+)
+
+
+def test_summary_totals_that_add_up_past_int64(tmp_path: Path) -> None:
+    """rocprofv3:351 (csv.cells): totals near 2^63 summed in the analysis (invalid cast)."""
+    row = '"k{}",{},{},1,50.0,1,1,0.0\n'
+    text = ROCPROFV3_KERNEL_STATS + "".join(row.format(i, 2**62, 2**62) for i in range(3))
+    outcome = run(write(tmp_path / "1_kernel_stats.csv", text), tmp_path)
+    assert outcome.status == EXIT_2 and "past ±2^61" in outcome.detail
+
+
+ROCPROFV3_COUNTERS = (
+    "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Name,"
+    "Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,SGPR_Count,Counter_Name,"
+    "Counter_Value\n"
+)
+
+
+def test_counter_values_past_1e300(tmp_path: Path) -> None:
+    """rocprofv3:279 (csv.whole-column): -1e308 counter values overflowed a sum (numpy warning)."""
+    row = '{0},{0},1,1,7,7,1024,"k(int)",64,0,0,12,16,SQ_WAVES,{1}\n'
+    text = ROCPROFV3_COUNTERS + row.format(1, "-1e308") + row.format(2, "-1e308")
+    outcome = run(write(tmp_path / "1_counter_collection.csv", text), tmp_path)
+    assert outcome.status == EXIT_2 and "counter values" in outcome.detail
+
+
+def test_rocpd_kernel_name_that_is_a_number(tmp_path: Path) -> None:
+    """rocpd:633 (sqlite.swap-pages): a kernel name that is not text (an integer there; a blob
+    here, as SQL cannot put an integer in a TEXT column) went into a regex (TypeError)."""
+    import sqlite3
+
+    from tests.unit.trace.test_rocpd import generator
+
+    path = tmp_path / "7_results.db"
+    generator().make_rocpd(path, 20)
+    with sqlite3.connect(path) as db:
+        names = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_kernel%'"
+        ).fetchall()
+        for (name,) in names:
+            db.execute(f"UPDATE \"{name}\" SET display_name = X'07', kernel_name = X'07'")
+    run(path, tmp_path)
+
+
+def test_ncu_rules_without_a_speedup_type_column(tmp_path: Path) -> None:
+    """ncu:889 (bytes.flip): 'Estimated Speedup' without 'Estimated Speedup Type' (KeyError)."""
+    header = NCU_DETAILS.rstrip("\n") + ',"Rule Name","Rule Type","Rule Description",'
+    header += '"Estimated Speedup"\n'
+    metric = ncu_row(0, "Duration", "ns", "1000").rstrip("\n") + ',"","","",""\n'
+    rule = ncu_row(0, "", "", "").rstrip("\n") + ',"SOLBottleneck","OPT","made up","12.5"\n'
+    run(write(tmp_path / "x_details.csv", header + metric + rule), tmp_path)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from gpuscope.errors import InputError, ReaderError
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
@@ -149,7 +151,7 @@ def read_source(source: Source, progress: Progress | None = None) -> Trace:
         raise ReaderError(message if message.startswith(where) else f"{where}: {message}") from None
     except (OSError, EOFError) as error:
         raise ReaderError(f"{source.path}: cannot read ({error})") from None
-    _check_times(trace, source.path)
+    _check_numbers(trace, source.path)
     return _with_cut_databases(trace, source.paths)
 
 
@@ -169,21 +171,36 @@ def _with_cut_databases(trace: Trace, paths: Sequence[str]) -> Trace:
     return replace(trace, meta=meta)
 
 
-# 2^61 ns (73 years from the clock's zero): no profiler writes more; a damaged file can, and the
-# analyses' differences of two such times (end - start, last - first) would overflow int64
+# 2^61 (73 years in ns): no profiler writes more; a damaged file can, and the analyses' sums and
+# differences of such values (end - start, total time, bytes) would overflow int64
 TIME_LIMIT_NS = 2**61
-_TIMED = ("gpu", "host", "ops", "syncs", "gpu_annotations", "flows")
+_SPAN = ("start", "dur")
+_BOUNDED = {  # every value, and (but for start) the column's sum, stays below the limit
+    **dict.fromkeys(("host", "ops", "syncs", "gpu_annotations"), _SPAN),
+    "gpu": (*_SPAN, "bytes"),
+    "flows": ("start",),
+    "totals": ("count", "total_ns", "min_ns", "max_ns"),
+}
+COUNTER_LIMIT = 1e300  # a counter value past it (or infinite) overflows a sum of a few
 
 
-def _check_times(trace: Trace, where: str) -> None:
-    for name in _TIMED:
+def _check_numbers(trace: Trace, where: str) -> None:
+    for name, columns in _BOUNDED.items():
         table = getattr(trace, name)
-        for column in ("start", "dur"):
+        for column in columns:
             values = getattr(table, column)
-            if len(values) and max(int(values.max()), -int(values.min())) >= TIME_LIMIT_NS:
-                bad = int(((values >= TIME_LIMIT_NS) | (values <= -TIME_LIMIT_NS)).sum())
-                raise ReaderError(f"{where}: {bad:,} {name} rows have a {column} past ±2^61 ns "
-                                  "(73 years): the file is damaged")  # fmt: skip
+            big = (values >= TIME_LIMIT_NS) | (values <= -TIME_LIMIT_NS)
+            if big.any():
+                raise ReaderError(f"{where}: {int(big.sum()):,} {name} rows have a {column} "
+                                  "past ±2^61 (73 years in ns): the file is damaged")  # fmt: skip
+            if column != "start" and float(np.abs(values).sum(dtype=np.float64)) >= 2**62:
+                raise ReaderError(f"{where}: the {column} of the {name} rows adds up past 2^62: "
+                                  "the file is damaged")  # fmt: skip
+    values = trace.counters.value
+    bad = int((np.abs(values[~np.isnan(values)]) >= COUNTER_LIMIT).sum())
+    if bad:
+        raise ReaderError(f"{where}: {bad:,} counter values are infinite or past ±1e300: "
+                          "the file is damaged")  # fmt: skip
     span = trace.meta.profiler_span
     if span is not None and max(abs(span[0]), abs(span[1])) >= TIME_LIMIT_NS:
         raise ReaderError(f"{where}: the profiler's span {span} is past ±2^61 ns: damaged")

@@ -169,7 +169,8 @@ def _rule(row: list[str], at: dict[str, int]) -> dict[str, Any]:
     }
     if math.isfinite(speedup):
         rule["speedup"] = speedup
-        rule["speedup_type"] = row[at["Estimated Speedup Type"]]
+        kind = at.get("Estimated Speedup Type")
+        rule["speedup_type"] = row[kind] if kind is not None else ""
     return rule
 
 

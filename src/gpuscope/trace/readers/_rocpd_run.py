@@ -96,7 +96,7 @@ def external(ids: I64) -> I64:
 def kernel_name(symbol: str, display: str) -> str:
     """The name rocprofv3 shows (display name, else the symbol), without a `.kd` suffix."""
     name = display or symbol or "unknown_kernel"
-    return _KD_SUFFIX.sub("", name)
+    return _KD_SUFFIX.sub("", str(name))  # str: a number where a damaged db had text
 
 
 def domain_of(category: str, name: str) -> int:

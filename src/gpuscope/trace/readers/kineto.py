@@ -216,7 +216,7 @@ class _Builder:
             for offset, e in enumerate(group)
             if e.args.grid is not None and e.args.block is not None
         ]
-        chosen = [(i, a) for i, a in chosen if len(a.grid) == 3 and len(a.block) == 3]
+        chosen = [(i, a) for i, a in chosen if _dims(a.grid, 2**63) and _dims(a.block, 2**31)]
         if not chosen:
             return
         grid = np.array([a.grid for _, a in chosen], np.int64)
@@ -409,6 +409,11 @@ def float_us_to_ns(us: Any) -> I64:
     frac_ns = np.rint((us - whole) * 1000.0).astype(np.int64)
     result: I64 = whole.astype(np.int64) * 1000 + frac_ns
     return result
+
+
+def _dims(value: Any, limit: int) -> bool:
+    """A launch dimension [x, y, z] of whole numbers that fit its column."""
+    return len(value) == 3 and all(type(v) is int and 0 <= v < limit for v in value)
 
 
 def _sane_us(us: Any) -> Any:
