@@ -199,6 +199,11 @@ def lookup(keys: I64, wanted: I64) -> I64:
     result = np.full(len(wanted), -1, np.int64)
     if len(keys) == 0 or len(wanted) == 0:
         return result
+    if bool(np.all(keys[1:] > keys[:-1])):  # ids read in rowid order: nearly always sorted
+        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        hit = keys[pos] == wanted
+        result[hit] = pos[hit]
+        return result
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     pos = np.clip(np.searchsorted(ordered, wanted), 0, len(keys) - 1)

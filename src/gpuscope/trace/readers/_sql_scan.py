@@ -7,6 +7,12 @@ in a pool of worker threads with their own read-only connections, and numpy pars
 C. A range whose text does not parse to exactly count × width integers is re-read row by row.
 Views (no rowid) are read row by row.
 
+Integer literals among the expressions are not asked of SQLite (filled in numpy), and a guarded
+column (`ifnull(X, -1)`, `_sql.integer(X)`) is first read bare: the guard costs SQLite a function
+call per value (the typeof CASE ~50 % more time) and only matters where the value is NULL, text
+or real, which makes the bare text fail to parse. Such a range is re-read with the guards, and
+so are the table's later ranges (one wasted range per table at most).
+
 The columns are allocated once from the table's row count: the peak memory is the columns plus
 the texts in flight.
 """
@@ -14,6 +20,7 @@ the texts in flight.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import threading
 import warnings
@@ -33,6 +40,11 @@ from gpuscope.trace.readers import _sql
 CHUNK = 1 << 14  # rowids per range: a few MB of text each
 WORKERS = max(1, min(8, os.cpu_count() or 1))
 _BLOCK_BITS = 20  # a sparse table's rowids are grouped in blocks of 2**20 before cutting
+_LITERAL = re.compile(r"-?[0-9]+")
+_GUARDS = (
+    re.compile(r"ifnull\((?P<x>[^(),]+), -?[0-9]+\)"),
+    re.compile(r"\(CASE WHEN typeof\((?P<x>[^()]+)\) = 'integer' THEN (?P=x) ELSE -?[0-9]+ END\)"),
+)
 
 
 @dataclass
@@ -58,21 +70,27 @@ class Scan:
             sql = f"SELECT {', '.join(exprs)} FROM {source}"
             total = _sql.count(self.db, table)
             return _sql.int_columns(self.db, sql, len(exprs), what, total, self.progress)
+        asked = [i for i, e in enumerate(exprs) if not _LITERAL.fullmatch(e)]
+        if not asked:
+            asked = [0]  # every expression a literal: still one value per row to count them
+        guarded = [exprs[i] for i in asked]
+        bare = [_bare(e) for e in guarded]
         ranges, total = _ranges(self.db, table)
-        text = ",".join(["%s"] * len(exprs))  # NULL, text or real break the parse: row by row
-        sql = (
-            f"SELECT count(*), group_concat(printf('{text}', {', '.join(exprs)})) FROM {source} "
-            f"WHERE {alias}.rowid >= ? AND {alias}.rowid <= ?"
-        )
-        out = _sql.Columns(len(exprs), total)
-        for (count, values), (lo, hi) in zip(self._map(sql, ranges), ranges, strict=True):
-            chunk = _parse(values, count, len(exprs))
+        sqls = [_range_sql(source, alias, bare), _range_sql(source, alias, guarded)]
+        state = _Guards(bare == guarded)
+        out = _sql.Columns(len(asked), total)
+        for (count, values), (lo, hi) in zip(self._map(sqls, state, ranges), ranges, strict=True):
+            chunk = _parse(values, count, len(asked))
+            if chunk is None and not state.on:  # a NULL, text or real value: now with the guards
+                state.on = True
+                count, values = self.db.execute(sqls[1], (lo, hi)).fetchone()
+                chunk = _parse(values, count, len(asked))
             if chunk is None:  # not plain integers: re-read row by row, which says what it found
-                chunk = self._rows(exprs, source, alias, lo, hi, what)
+                chunk = self._rows(guarded, source, alias, lo, hi, what)
             out.add(chunk)
             if self.progress is not None:
                 self.progress(out.done, max(total, out.done))
-        return out.columns()
+        return _with_literals(exprs, asked, out.columns())
 
     def _rows(
         self, exprs: Sequence[str], source: str, alias: str, lo: int, hi: int, what: str
@@ -81,16 +99,19 @@ class Scan:
         columns = _sql.int_columns(self.db, sql, len(exprs), what)
         return np.stack(columns, axis=1) if columns else np.zeros((0, len(exprs)), np.int64)
 
-    def _map(self, sql: str, ranges: list[tuple[int, int]]) -> Iterator[tuple[int, str | None]]:
-        """Each range's (count, text), in order; at most WORKERS + 2 texts in flight."""
+    def _map(
+        self, sqls: list[str], state: _Guards, ranges: list[tuple[int, int]]
+    ) -> Iterator[tuple[int, str | None]]:
+        """Each range's (count, text), in order; at most WORKERS + 2 texts in flight. A range is
+        asked with the guarded SQL (`sqls[1]`) once `state.on`, else with the bare one."""
         if WORKERS == 1 or len(ranges) < 2:
-            yield from (self.db.execute(sql, r).fetchone() for r in ranges)
+            yield from (self.db.execute(sqls[state.on], r).fetchone() for r in ranges)
             return
         try:
             with ThreadPoolExecutor(WORKERS, thread_name_prefix="gpuscope-sql") as pool:
                 pending: deque[Future[Any]] = deque()
                 for r in ranges:
-                    pending.append(pool.submit(self._query, sql, r))
+                    pending.append(pool.submit(self._query, sqls[state.on], r))
                     if len(pending) >= WORKERS + 2:
                         yield pending.popleft().result()
                 while pending:
@@ -115,6 +136,40 @@ class Scan:
                 db.close()
             self._opened.clear()
         self._local = threading.local()
+
+
+@dataclass
+class _Guards:
+    """Whether a table's ranges are read with their guards (after a bare range failed)."""
+
+    on: bool
+
+
+def _bare(expr: str) -> str:
+    """The column inside an `ifnull(X, n)` / `_sql.integer(X)` guard, else the expression."""
+    for guard in _GUARDS:
+        match = guard.fullmatch(expr)
+        if match:
+            return match.group("x")
+    return expr
+
+
+def _range_sql(source: str, alias: str, exprs: Sequence[str]) -> str:
+    text = ",".join(["%s"] * len(exprs))  # NULL, text or real break the parse: row by row
+    return (
+        f"SELECT count(*), group_concat(printf('{text}', {', '.join(exprs)})) FROM {source} "
+        f"WHERE {alias}.rowid >= ? AND {alias}.rowid <= ?"
+    )
+
+
+def _with_literals(exprs: Sequence[str], asked: list[int], columns: list[I64]) -> list[I64]:
+    """The columns of every expression: those read, and the literals as constant columns."""
+    size = len(columns[0]) if columns else 0
+    found = dict(zip(asked, columns, strict=True))
+    return [
+        found[i] if i in found else np.full(size, int(expr), np.int64)
+        for i, expr in enumerate(exprs)
+    ]
 
 
 def _ranges(db: sqlite3.Connection, table: str) -> tuple[list[tuple[int, int]], int]:
