@@ -42,6 +42,7 @@ class Sample:
     rc: int
     load_1m: float  # the machine's 1-minute load average just before the run
     tail: str
+    cpu_s: float = 0.0  # user + system CPU time of the process (its threads summed)
 
 
 @dataclass
@@ -70,7 +71,8 @@ def measure(argv: list[str], timeout_s: float) -> Sample:
         wall = time.perf_counter() - start
         log.seek(0)
         tail = log.read().decode("utf-8", "replace")[-600:]
-    return Sample(round(wall, 3), round(rusage.ru_maxrss / 1024, 1), rc, load, tail)
+    cpu = rusage.ru_utime + rusage.ru_stime
+    return Sample(round(wall, 3), round(rusage.ru_maxrss / 1024, 1), rc, load, tail, round(cpu, 3))
 
 
 def _wait(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, Any]:

@@ -21,8 +21,10 @@ Then, interleaved and repeated, each its own process measured from outside with 
 
 Checks, per analyze run: the report's kernel count is N, and its GPU busy time equals the union of
 the generator's op intervals (kernels and copies for the databases, kernels for the CSV),
-computed here by a plain sorted sweep over the generator's arrays. Prints a Markdown table and
-writes every sample to bench-data/bench_readers.json.
+computed here by a plain sorted sweep over the generator's arrays. Prints a Markdown table (wall
+seconds, with the process's user + system CPU seconds in brackets: the machine is shared, and CPU
+time is what other processes' load does not inflate) and writes every sample to
+bench-data/bench_readers.json.
 
     python benchmarks/bench_readers.py --kernels 1000000 3000000 10000000 --repeat 3
 """
@@ -208,15 +210,18 @@ def _summary(
         return statistics.median(values) if values else None
 
     wall = {tool: median(tool, "wall_s") for tool in TOOLS}
+    cpu = {tool: median(tool, "cpu_s") for tool in TOOLS}
     rss = {tool: median(tool, "peak_rss_mb") for tool in TOOLS}
-    analyze = wall["analyze"]
     return {
         "wall_s": wall,
+        "cpu_s": cpu,
         "peak_rss_mb": rss,
         "us_per_kernel": {t: _per(v, kernels, 1e6) for t, v in wall.items()},
         "bytes_per_kernel": {t: _per(v, kernels, 2**20) for t, v in rss.items()},
-        "over_floor_same": _ratio(analyze, wall["floor_same"]),
-        "over_floor_kernels": _ratio(analyze, wall["floor_kernels"]),
+        "over_floor_same": _ratio(wall["analyze"], wall["floor_same"]),
+        "over_floor_kernels": _ratio(wall["analyze"], wall["floor_kernels"]),
+        "cpu_over_floor_same": _ratio(cpu["analyze"], cpu["floor_same"]),
+        "cpu_over_floor_kernels": _ratio(cpu["analyze"], cpu["floor_kernels"]),
         "checks_ok": bool(checks) and all(c["ok"] for c in checks),
         "load_1m_max": max((s.load_1m for v in samples.values() for s in v), default=None),
     }
@@ -231,6 +236,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
+    """Times as wall (CPU) seconds; ratios likewise."""
     lines = [
         "| format | kernels | file MB | analyze s | µs/kernel | analyze RSS MB | B/kernel "
         "| floor (same) s | floor RSS MB | analyze / floor | floor (kernels) s "
@@ -240,24 +246,31 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         for fmt, data in row["formats"].items():
             s = data["summary"]
+            wall, cpu = s["wall_s"], s["cpu_s"]
             cells = [
                 fmt,
                 f"{row['kernels']:,}",
                 row["files"][fmt]["mb"],
-                s["wall_s"]["analyze"],
+                _pair(wall["analyze"], cpu["analyze"]),
                 s["us_per_kernel"]["analyze"],
                 s["peak_rss_mb"]["analyze"],
                 s["bytes_per_kernel"]["analyze"],
-                s["wall_s"]["floor_same"],
+                _pair(wall["floor_same"], cpu["floor_same"]),
                 s["peak_rss_mb"]["floor_same"],
-                s["over_floor_same"],
-                s["wall_s"]["floor_kernels"],
-                s["over_floor_kernels"],
+                _pair(s["over_floor_same"], s["cpu_over_floor_same"]),
+                _pair(wall["floor_kernels"], cpu["floor_kernels"]),
+                _pair(s["over_floor_kernels"], s["cpu_over_floor_kernels"]),
                 "ok" if s["checks_ok"] else "FAILED",
                 f"≤ {s['load_1m_max']}",
             ]
             lines.append("| " + " | ".join("—" if c is None else str(c) for c in cells) + " |")
     return "\n".join(lines)
+
+
+def _pair(wall: float | None, cpu: float | None) -> str:
+    if wall is None:
+        return "—"
+    return f"{wall:.2f} ({cpu:.2f})" if cpu is not None else f"{wall:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
