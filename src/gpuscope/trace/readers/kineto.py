@@ -108,6 +108,7 @@ class _Builder:
         self.parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.counts: dict[str, int] = defaultdict(int)
         self.span: tuple[int, int] | None = None
+        self.overhead: list[list[Any]] = []  # the tracer's own records: [name, start ns, dur ns]
         self.loose_batches = 0
         self.gpu_rows = 0
         self.op_rows = 0
@@ -158,6 +159,10 @@ class _Builder:
             self._add_gpu_annotations(group)
         elif cat == "Trace":
             self._add_span(group)
+        elif cat == "overhead":  # CUPTI's records: lazy module loading, activity buffer requests
+            cols = self._common(group)
+            times = zip(cols["start"].tolist(), cols["dur"].tolist(), strict=True)
+            self.overhead += [[str(e.name), t, d] for e, (t, d) in zip(group, times, strict=True)]
 
     def _ts(self, group: list[Any]) -> I64:
         if isinstance(group[0], dec.LooseEvent):  # a batch the typed decoders refused
@@ -382,7 +387,8 @@ class _Builder:
             event_counts=dict(self.counts),
             truncated=report.truncated or report.tail_cut,
             warnings=tuple(warnings),
-            extra={k: v for k, v in header.items() if isinstance(v, (str, int, float))},
+            extra={k: v for k, v in header.items() if isinstance(v, (str, int, float))}
+            | ({"overhead": self.overhead} if self.overhead else {}),
             provides=_provides(header, tables),
             clock="kineto",
             files=(path,),
