@@ -2,8 +2,10 @@
 
 Cold-start work, found on the host and device timelines (one clock):
 
-- module loading: CUDA's `Lazy Function Loading` and `Runtime Triggered Module Loading` records,
-  `cuModuleLoad*`, `cuLibraryLoad*`, `hipModuleLoad*` and the like;
+- module loading: CUDA's `Lazy Function Loading` and `Runtime Triggered Module Loading` records
+  (CUPTI overhead records, `meta.extra["overhead"]`), `cuModuleLoad*`, `cuLibraryLoad*`,
+  `hipModuleLoad*` and the like, and a kernel's first launch when it is a first-call outlier
+  (its code is loaded or JIT-compiled then);
 - slow one-time queries: `cudaGetDeviceProperties`, `cudaFuncGetAttributes` / `SetAttribute`,
   context creation, when one takes ≥ SLOW_QUERY_NS (they return in µs once warm);
 - compilation: torch.compile's `(dynamo_timed)` ranges (`entire_frame_compile`,
@@ -13,9 +15,13 @@ Cold-start work, found on the host and device timelines (one clock):
   `*GraphUpload`;
 - first-call outliers: the first instance of an operator (same name and input shapes) or of a
   host API call (same name and, for a launch, same kernel) that takes ≥ FIRST_CALL_RATIO × the
-  median of the later ones and ≥ FIRST_CALL_EXCESS_NS more. Calls whose time the device sets
-  (syncs, copies, and operators that contain one) are not compared, nor are kernels: their time
-  depends on sizes the trace does not tie to their names;
+  median of the later ones and ≥ FIRST_CALL_EXCESS_NS more — and, when the trace has steps, as
+  much more than the first instance in each later step (an operator slow at the start of every
+  step, such as the first AccumulateGrad of each backward, is not cold). Calls whose time the
+  device sets (syncs, copies, and operators that contain one) are not compared, nor are kernels:
+  their time depends on sizes the trace does not tie to their names. A first call during which
+  the profiler did its own work (a CUPTI `Activity Buffer Request` record: the tracer starting
+  up on the first traced call) is the profiler's stall, not the workload's cold start;
 - warm-up steps: leading ProfilerSteps each ≥ steps.FIRST_STEP_RATIO × the median of the steps
   after it (steps.warmup_count).
 
@@ -25,7 +31,8 @@ the steady steps when that is larger; its share is taken of the profiled window.
 Profiler overhead: with_stack records every Python call; the tracer costs about PY_EVENT_NS per
 call on the host (measured with torch 2.11 on an H100 host: 100,000 calls of a one-line function
 took 0.49 µs more each with with_stack=True than with with_stack=False), which lands in the host
-time the trace shows. record_shapes adds about SHAPES_EVENT_NS per recorded operator.
+time the trace shows. record_shapes adds about SHAPES_EVENT_NS per recorded operator. Measured
+on top of that estimate: the profiler's own overhead records and the first calls they stalled.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis.steps import complete_steps, warmup_count
+from gpuscope.analysis.verdict import GPU_BOUND_UTILIZATION
 from gpuscope.report import _format as fmt
 from gpuscope.report._document import Cell, Facts, Section, Table, Text
 from gpuscope.trace.model import I64, OP, PYTHON, Mask, Trace
@@ -77,6 +85,7 @@ COMPILE = re.compile(
     r"^torch/(_dynamo/convert_frame|_inductor/compile_fx)\.py\(\d+\): "
 )
 WAITING = re.compile(r"Synchronize|Memcpy|Memset|Wait|Query", re.IGNORECASE)
+LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel", re.IGNORECASE)
 KINDS = ("loading", "query", "compile", "capture", "first_call")
 
 
@@ -101,16 +110,37 @@ class WarmUp:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """A first call slowed by the profiler's own work that ran meanwhile (CUPTI requesting an
+    activity buffer when the first traced call comes): start-up of the tracer, not the model."""
+
+    name: str
+    start: int
+    end: int
+    excess_ns: int  # over the later calls
+    record: str  # the profiler record it overlaps
+
+
+@dataclass(frozen=True)
 class Overhead:
     python_events: int
     shape_ops: int  # operators with recorded input shapes
-    estimate_ns: int
-    overhead_events: int  # the tracer's own `overhead` records (count only)
+    estimate_ns: int  # tracing cost estimated from those counts
+    overhead_events: int  # the tracer's own `overhead` records
+    records: dict[str, tuple[int, int]]  # the profiler's records by name: count, union ns
+    stalls: list[Stall]
+    measured_ns: int  # union of the profiler's records and the calls they stalled
+    measured_in_span_ns: int  # ... inside the GPU's active span (what GPU numbers include)
+
+    @property
+    def total_ns(self) -> int:
+        return self.estimate_ns + self.measured_ns
 
 
 @dataclass(frozen=True)
 class ColdStart:
     events: list[Event]  # outermost first, longest first
+    names: dict[str, list[str]]  # per kind: the names of its events, longest first
     by_kind: dict[str, tuple[int, int]]  # kind -> (count, union ns)
     union_ns: int
     warmup: WarmUp | None  # set when the trace starts with warm-up steps
@@ -133,15 +163,20 @@ def analyse(a: Analysis) -> ColdStart | None:
     trace = a.trace
     if not a.inputs.timeline and not a.inputs.cpu:
         return None
-    found = [*_named(trace), *_captures(trace), *_first_calls(a)]
+    records = _records(trace)
+    profiler = [r for r in records if r.kind != "loading"]
+    first, stalls = _split_stalls(_first_calls(a), profiler)
+    found = [*_named(trace), *[r for r in records if r.kind == "loading"], *_captures(trace)]
+    found += first
     warmup = _warmup(trace)
-    overhead = _overhead(trace)
-    if not found and warmup is None and not overhead.estimate_ns:
+    overhead = _overhead(a, profiler, stalls)
+    if not found and warmup is None and not overhead.total_ns:
         return None
     window = a.window_ns or 0
     by_kind = {k: _count_union([e for e in found if e.kind == k]) for k in KINDS}
     return ColdStart(
         events=_outermost(found),
+        names={k: _names([e for e in found if e.kind == k]) for k in KINDS},
         by_kind={k: v for k, v in by_kind.items() if v[0]},
         union_ns=_count_union(found)[1],
         warmup=warmup,
@@ -213,6 +248,40 @@ def _matching(trace: Trace, name: Any, pattern: re.Pattern[str]) -> Mask:
     return result
 
 
+def _records(trace: Trace) -> list[Event]:
+    """The profiler's overhead records (Kineto category `overhead`, kept by the reader in
+    `meta.extra["overhead"]` as [name, start ns, duration ns]): module loading ones are cold
+    start (kind "loading"), the others the profiler's own work (kind "profiler")."""
+    found = []
+    for item in trace.meta.extra.get("overhead", ()):
+        name, start, dur = str(item[0]), int(item[1]), int(item[2])
+        kind = "loading" if LOADING.match(name) else "profiler"
+        found.append(Event(kind, name, start, start + dur, dur))
+    return found
+
+
+def _split_stalls(first: list[Event], profiler: list[Event]) -> tuple[list[Event], list[Stall]]:
+    """First-call outliers during which a profiler record ran are the profiler's stalls, and so
+    is every first call inside one (a first launch within the stalled operator)."""
+    stalls = []
+    for event in first:
+        record = next((r for r in profiler if r.start < event.end and event.start < r.end), None)
+        if record is not None:
+            stalls.append(Stall(event.name, event.start, event.end, event.excess_ns, record.name))
+    kept = [e for e in first if not any(s.start <= e.start and e.end <= s.end for s in stalls)]
+    return kept, [s for s in stalls if not _inside_another(s, stalls)]
+
+
+def _inside_another(stall: Stall, stalls: list[Stall]) -> bool:
+    return any(
+        o is not stall
+        and o.start <= stall.start
+        and stall.end <= o.end
+        and o.end - o.start > stall.end - stall.start
+        for o in stalls
+    )
+
+
 # -- first-call outliers ----------------------------------------------------------------------
 
 
@@ -226,21 +295,64 @@ def _first_calls(a: Analysis) -> list[Event]:
     op_rows = np.flatnonzero((ops.kind == OP) & (ops.start >= 0) & ~blocked)
     host_rows = np.flatnonzero((host.start >= 0) & ~waits)
     tables = (
-        (ops.name[op_rows], ops.input_dims[op_rows], ops.start[op_rows], ops.end[op_rows]),
+        (False, ops.name[op_rows], ops.input_dims[op_rows], ops.start[op_rows], ops.end[op_rows]),
         (
+            True,
             host.name[host_rows],
             _launched_kernel(a)[host_rows],
             host.start[host_rows],
             host.end[host_rows],
         ),
     )
+    _, step_lo, step_hi = complete_steps(trace)
     found = []
-    for name, detail, start, end in tables:
-        for i, excess in _outliers(name.astype(np.int64), detail.astype(np.int64), start, end):
+    for is_host, names, details, start, end in tables:
+        name: I64 = names.astype(np.int64)
+        detail: I64 = details.astype(np.int64)
+        hits = _outliers(name, detail, start, end)
+        for i, excess in _not_per_step(hits, name, detail, start, end, (step_lo, step_hi)):
             text = trace.names[int(name[i])]
-            if _kind_of(text) is None:  # loading / compile records are counted as such
+            if _kind_of(text) is not None:  # loading / compile records are counted as such
+                continue
+            if is_host and detail[i] >= 0 and LAUNCH.search(text):
+                kernel = fmt.short_name(trace.names[int(detail[i])], 60)
+                found.append(_event("loading", f"first launch of {kernel}", start[i], end[i]))
+            else:
                 found.append(_event("first_call", text, start[i], end[i], excess))
     return found
+
+
+def _not_per_step(
+    hits: list[tuple[int, int]],
+    name: I64,
+    detail: I64,
+    start: I64,
+    end: I64,
+    steps: tuple[I64, I64],
+) -> list[tuple[int, int]]:
+    """The outliers that are not how every step starts: with steps, the first call must also be
+    FIRST_CALL_RATIO × (and FIRST_CALL_EXCESS_NS more than) the median of the first calls of the
+    same group in the later steps; the excess is then counted over those."""
+    lo, hi = steps
+    if len(lo) < 2:
+        return hits
+    kept = []
+    for row, excess in hits:
+        same = np.flatnonzero((name == name[row]) & (detail == detail[row]))
+        slot = np.searchsorted(lo, start[same], side="right") - 1
+        inside = (slot >= 0) & (start[same] < hi[np.maximum(slot, 0)])
+        later = inside & (slot > (slot[same == row][0] if inside[same == row][0] else -1))
+        if not later.any():
+            kept.append((row, excess))
+            continue
+        rows, slots = same[later], slot[later]
+        order = np.lexsort((start[rows], slots))
+        firsts = rows[order][np.r_[True, slots[order][1:] != slots[order][:-1]]]
+        typical = float(np.median(end[firsts] - start[firsts]))
+        dur = int(end[row] - start[row])
+        if dur >= FIRST_CALL_RATIO * typical and dur - typical >= FIRST_CALL_EXCESS_NS:
+            kept.append((row, int(dur - typical)))
+    return kept
 
 
 def _waiting_calls(trace: Trace) -> Mask:
@@ -309,15 +421,31 @@ def _warmup(trace: Trace) -> WarmUp | None:
     return WarmUp(names[:count], walls[:count], int(np.median(walls[count:])))
 
 
-def _overhead(trace: Trace) -> Overhead:
+def _overhead(a: Analysis, profiler: list[Event], stalls: list[Stall]) -> Overhead:
+    trace = a.trace
     ops = trace.ops
     python = int((ops.kind == PYTHON).sum())
     shapes = int(((ops.kind == OP) & (ops.input_dims >= 0)).sum())
+    spans = [(e.start, e.end) for e in profiler] + [(s.start, s.end) for s in stalls]
+    start = np.array([lo for lo, _ in spans], np.int64)
+    end = np.array([hi for _, hi in spans], np.int64)
+    merged_start, merged_end = merge(start, end)
+    line = a.timeline
+    in_span = 0
+    if line is not None and line.devices:
+        lo = np.array([min(d.first_ns for d in line.devices)])
+        hi = np.array([max(d.last_ns for d in line.devices)])
+        in_span = int(overlap_with(merged_start, merged_end, lo, hi)[0])
+    names = sorted({e.name for e in profiler})
     return Overhead(
         python_events=python,
         shape_ops=shapes,
         estimate_ns=python * PY_EVENT_NS + shapes * SHAPES_EVENT_NS,
         overhead_events=int(trace.meta.event_counts.get("overhead", 0)),
+        records={n: _count_union([e for e in profiler if e.name == n]) for n in names},
+        stalls=stalls,
+        measured_ns=int((merged_end - merged_start).sum()),
+        measured_in_span_ns=in_span,
     )
 
 
@@ -328,6 +456,11 @@ def _count_union(events: list[Event]) -> tuple[int, int]:
     end = np.array([e.end for e in events], np.int64)
     merged_start, merged_end = merge(start, end)
     return len(events), int((merged_end - merged_start).sum())
+
+
+def _names(events: list[Event]) -> list[str]:
+    ranked = sorted(events, key=lambda e: (-(e.end - e.start), e.start))
+    return list(dict.fromkeys(e.name for e in ranked))[:MAX_LISTED]
 
 
 def _outermost(events: list[Event]) -> list[Event]:
@@ -407,7 +540,7 @@ def _warmup_text(warm: WarmUp) -> str:
 
 def _kind_summary(result: ColdStart, kind: str) -> str:
     count, ns = result.by_kind[kind]
-    names = [e.name for e in result.events if e.kind == kind][:2]
+    names = result.names.get(kind, [])[:2]
     named = f" ({', '.join(fmt.short_name(n, 60) for n in names)})" if names else ""
     return f"{_KIND_TEXT[kind]} {fmt.duration(us(ns))} in {count:,}{named}"
 
@@ -436,8 +569,9 @@ def _cold_action(result: ColdStart) -> str:
         text += " Capture CUDA/HIP graphs before the profiled window."
     if "loading" in result.by_kind:
         text += (
-            " Module loading is CUDA's lazy loading (CUDA_MODULE_LOADING=LAZY): it happens on "
-            "each kernel's first launch."
+            " Module loading happens on each kernel's first launch (CUDA's lazy loading, "
+            "CUDA_MODULE_LOADING=LAZY; ROCm loads code objects the same way): run one iteration "
+            "before the profiled ones, or set CUDA_MODULE_LOADING=EAGER to load at start-up."
         )
     return text
 
@@ -465,10 +599,47 @@ def _warmup_dict(warm: WarmUp | None) -> dict[str, Any] | None:
 
 
 def _overhead_finding(a: Analysis, result: ColdStart) -> Finding | None:
+    """Fires when the estimated tracing cost plus the measured profiler work inside the GPU's
+    span is ≥ OVERHEAD_INFO_SHARE of the window, or when the profiler stalled a first call by
+    ≥ COLD_INFO_SHARE of the window (that call's slowness is the tracer's, not the model's)."""
     cost = result.overhead
-    share = cost.estimate_ns / result.window_ns if result.window_ns else 0.0
-    if share < OVERHEAD_INFO_SHARE:
+    window = result.window_ns
+    share = (cost.estimate_ns + cost.measured_in_span_ns) / window if window else 0.0
+    stalled = sum(s.excess_ns for s in cost.stalls)
+    if share < OVERHEAD_INFO_SHARE and (not window or stalled / window < COLD_INFO_SHARE):
         return None
+    tracing = _tracing_text(cost, window)
+    message = "; ".join(tracing + _measured_text(a, cost, window))
+    message += _verdict_text(a, cost.estimate_ns + cost.measured_in_span_ns)
+    actions = []
+    if tracing:
+        actions.append(
+            "Time the host in a run without with_stack and record_shapes; keep them for a "
+            "separate run that attributes operators to Python lines and input shapes."
+        )
+    if cost.stalls:
+        actions.append(
+            "Start the profiler (or its active window: schedule(wait=1, warmup=1, ...)) one "
+            "iteration before the one you measure, so the tracer's start-up is not in it."
+        )
+    action = " ".join(actions) or "Judge the host times knowing the profiler's share in them."
+    severity = "warning" if share >= OVERHEAD_WARNING_SHARE else "info"
+    evidence = {
+        "python_events": cost.python_events,
+        "shape_ops": cost.shape_ops,
+        "estimate_us": us(cost.estimate_ns),
+        "measured_us": us(cost.measured_ns),
+        "measured_in_gpu_span_us": us(cost.measured_in_span_ns),
+        "share_of_window": round(share, 4),
+        "per_python_call_us": us(PY_EVENT_NS),
+        "per_shape_op_us": us(SHAPES_EVENT_NS),
+        "records": {n: {"count": c, "time_us": us(t)} for n, (c, t) in cost.records.items()},
+        "stalled_first_calls": [_stall_dict(s) for s in cost.stalls[:5]],
+    }
+    return finding("profiler-overhead", severity, message, action, evidence)
+
+
+def _tracing_text(cost: Overhead, window: int) -> list[str]:
     parts = []
     if cost.python_events:
         parts.append(
@@ -480,30 +651,76 @@ def _overhead_finding(a: Analysis, result: ColdStart) -> Finding | None:
             f"record_shapes recorded the inputs of {cost.shape_ops:,} operators (about "
             f"{SHAPES_EVENT_NS / 1000:g} µs each)"
         )
-    message = (
-        f"{' and '.join(parts)}: the profiler added an estimated "
-        f"{fmt.duration(us(cost.estimate_ns))} of host time, {share:.0%} of the window, which "
-        "the trace shows as host time"
-        + (": the CPU-bound verdict overstates the host's share" if _host_bound(a) else "")
+    if not parts or cost.estimate_ns < COLD_INFO_SHARE * window:
+        return []
+    estimate = fmt.duration(us(cost.estimate_ns))
+    return [f"{' and '.join(parts)}: an estimated {estimate} of host time"]
+
+
+def _measured_text(a: Analysis, cost: Overhead, window: int) -> list[str]:
+    if not cost.measured_ns:
+        return []
+    records = ", ".join(f"{n} ×{c:,}" for n, (c, _) in cost.records.items())
+    share = cost.measured_ns / window if window else 0.0
+    text = (
+        f"the profiler's own work ({records}) held the host "
+        f"{fmt.duration(us(cost.measured_ns))} ({share:.0%} of the window"
+        + (
+            ", all outside the GPU's active span: GPU utilization and the verdict do not "
+            "include it)"
+            if cost.measured_in_span_ns == 0
+            else ")"
+        )
     )
-    action = (
-        "Time the host in a run without with_stack and record_shapes; keep them for a separate "
-        "run that attributes operators to Python lines and input shapes."
+    if cost.stalls:
+        first = max(cost.stalls, key=lambda s: s.excess_ns)
+        what = (
+            " (in a graph-replayed trace: the copy of the inputs into the graph's static "
+            "buffers before a replay)"
+            if "copy" in first.name and _graph_replayed(a)
+            else ""
+        )
+        text += (
+            f": the first {first.name}{what} took {fmt.duration(us(first.end - first.start))}, "
+            f"{fmt.duration(us(first.excess_ns))} more than its later calls, while the "
+            f"profiler's {first.record} ran — the tracer starting up, not the model's cold start"
+        )
+    return [text]
+
+
+def _verdict_text(a: Analysis, host_ns: int) -> str:
+    """Whether a CPU-bound verdict survives taking the profiler's host time out of the gaps."""
+    line = a.timeline
+    if a.verdict.bound != "cpu-bound" or line is None or not line.span_ns or not host_ns:
+        return ""
+    waiting = line.gaps.attribution_ns.get("host_wait", 0)
+    removable = min(host_ns, waiting)
+    best = line.busy_ns / (line.span_ns - removable) if line.span_ns > removable else 1.0
+    if best < GPU_BOUND_UTILIZATION:
+        return (
+            f". Even if all of it fell in the GPU's host-wait gaps ({fmt.duration(us(waiting))}),"
+            f" the GPU would be busy at most {best:.0%} of its span: the CPU-bound verdict stands,"
+            " the host times are inflated"
+        )
+    return (
+        f". Taken out of the GPU's host-wait gaps ({fmt.duration(us(waiting))}), it could leave "
+        f"the GPU busy up to {best:.0%} of its span (GPU-bound from "
+        f"{GPU_BOUND_UTILIZATION:.0%}): the CPU-bound verdict may be the profiler's doing"
     )
-    severity = "warning" if share >= OVERHEAD_WARNING_SHARE else "info"
-    evidence = {
-        "python_events": cost.python_events,
-        "shape_ops": cost.shape_ops,
-        "estimate_us": us(cost.estimate_ns),
-        "share_of_window": round(share, 4),
-        "per_python_call_us": us(PY_EVENT_NS),
-        "per_shape_op_us": us(SHAPES_EVENT_NS),
+
+
+def _graph_replayed(a: Analysis) -> bool:
+    launch = a.launch
+    return bool(launch.kernels) and launch.graph_kernels >= 0.5 * launch.kernels
+
+
+def _stall_dict(stall: Stall) -> dict[str, Any]:
+    return {
+        "name": stall.name,
+        "time_us": us(stall.end - stall.start),
+        "excess_us": us(stall.excess_ns),
+        "during": stall.record,
     }
-    return finding("profiler-overhead", severity, message, action, evidence)
-
-
-def _host_bound(a: Analysis) -> bool:
-    return a.verdict.bound == "cpu-bound"
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -531,8 +748,12 @@ def to_dict(result: ColdStart) -> dict[str, Any]:
             "python_events": cost.python_events,
             "shape_ops": cost.shape_ops,
             "estimate_us": us(cost.estimate_ns),
-            "share": round(cost.estimate_ns / result.window_ns, 6) if result.window_ns else None,
+            "measured_us": us(cost.measured_ns),
+            "measured_in_gpu_span_us": us(cost.measured_in_span_ns),
+            "share": round(cost.total_ns / result.window_ns, 6) if result.window_ns else None,
             "overhead_events": cost.overhead_events,
+            "records": {n: {"count": c, "time_us": us(t)} for n, (c, t) in cost.records.items()},
+            "stalled_first_calls": [_stall_dict(s) for s in cost.stalls],
         },
     }
 
@@ -543,10 +764,12 @@ def section(part: dict[str, Any]) -> Section:
         blocks.append(_events_table(part["events"]))
     blocks.append(
         Text(
-            "Cold start: module loading, slow first device queries, compilation, graph capture "
-            "and first calls ≥ 5× slower than the later ones of the same operator, API call "
-            "(and kernel) or kernel; time is the union of their intervals. Profiler overhead is "
-            "an estimate from the number of Python calls and shape-recorded operators."
+            "Cold start: module loading (and kernels' slow first launches), slow first device "
+            "queries, compilation, graph capture and first calls ≥ 5× slower than the later ones "
+            "of the same operator (same input shapes) or API call (same kernel) — and than the "
+            "first call of each later step; time is the union of their intervals. Profiler "
+            "overhead: an estimate from the number of Python calls and shape-recorded operators, "
+            "plus the profiler's own records and the first calls they stalled (measured)."
         )
     )
     return Section("Cold start and profiler overhead", tuple(blocks))
@@ -575,12 +798,22 @@ def _facts(part: dict[str, Any]) -> list[tuple[str, str]]:
     cost = part["profiler_overhead"]
     items.append(
         (
-            "profiler overhead (estimate)",
-            f"{fmt.duration(cost['estimate_us'])} ({fmt.percent(cost['share'])} of the window): "
-            f"{fmt.count(cost['python_events'])} Python calls, {fmt.count(cost['shape_ops'])} "
-            "operators with shapes",
+            "profiler overhead",
+            f"{fmt.duration(cost['estimate_us'] + cost['measured_us'])} "
+            f"({fmt.percent(cost['share'])} of the window): estimated "
+            f"{fmt.duration(cost['estimate_us'])} for {fmt.count(cost['python_events'])} Python "
+            f"calls and {fmt.count(cost['shape_ops'])} operators with shapes, measured "
+            f"{fmt.duration(cost['measured_us'])} of the profiler's own work",
         )
     )
+    for stall in cost["stalled_first_calls"][:3]:
+        items.append(
+            (
+                "first call stalled by the profiler",
+                f"{stall['name']}: {fmt.duration(stall['time_us'])} "
+                f"(+{fmt.duration(stall['excess_us'])}) during {stall['during']}",
+            )
+        )
     return items
 
 
