@@ -79,6 +79,17 @@ def test_single_target_prints_a_table_and_writes_json(work: Path) -> None:
     assert obj["warnings"][0].startswith("cpu-wallclock")
 
 
+def test_state_option_reaches_the_measurement(work: Path) -> None:
+    done = _run(
+        "targets.py:small", "--mode", "cpu", "--budget", "0.1", "--state", "burst",
+        "--sustain-budget", "3", "--json", "s.json", cwd=work,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    obj = json.loads((work / "s.json").read_text())
+    assert obj["options"]["state"] == "burst"
+    assert obj["power"] is None  # the CPU has no power state
+
+
 def test_compare_writes_a_verdict(work: Path) -> None:
     done = _run(
         "--compare",

@@ -30,6 +30,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="what to time (default: hot on a GPU, else cpu)",
     )
     parser.add_argument(
+        "--state",
+        choices=("sustained", "burst", "both"),
+        default="sustained",
+        help="power state to report: sustained (default: load the GPU until a power-limited "
+        "callable settles, as in a real loop), burst (short run at boost clocks), or both",
+    )
+    parser.add_argument(
+        "--sustain-budget",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="longest load phase before sampling in the sustained state (default 15)",
+    )
+    parser.add_argument(
         "--json", type=Path, metavar="FILE", help="write the result (schema gpuscope.bench/1)"
     )
     parser.add_argument(
@@ -145,6 +159,8 @@ def _single(args: argparse.Namespace, console: Any) -> int:
             _bound(target),
             *target.args,
             mode=args.mode,
+            state=args.state,
+            sustain_budget_s=args.sustain_budget,
             name=args.target,
             target_ci=args.target_ci / 100,
             budget_s=args.budget or 1.0,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpuscope.timing.clocks import slowdowns
 from gpuscope.timing.loop import STOP_BUDGET, STOP_MAX
-from gpuscope.timing.measurement import Measurement
+from gpuscope.timing.measurement import ClockSample, Measurement
+from gpuscope.timing.sustain import BURST, SUSTAINED, UNSETTLED
 
 UNSTABLE_CV = 0.10  # coefficient of variation above which samples are called unstable
 OUTLIER_RATIO = 3.0  # max / median above which outliers are reported
@@ -17,6 +18,7 @@ def warnings_for(m: Measurement) -> list[str]:
     """One line per problem found, most important first; [] when the run looks clean."""
     checks = (
         _mode,
+        _power,
         _stability,
         _stopping,
         _warmup,
@@ -75,12 +77,63 @@ def _guard(m: Measurement) -> list[str]:
     ]
 
 
+def _power(m: Measurement) -> list[str]:
+    """Which power state the median is in, when it matters (module doc of sustain.py)."""
+    p = m.power
+    if p is None:
+        return []
+    why = "; ".join(p.signals) or "no signal"
+    burst = p.burst_median_us
+    if p.reported == SUSTAINED:
+        at = f" at SM {p.sampled_mhz:.0f} MHz" if p.sampled_mhz else ""
+        line = (
+            f"power-limited ({why}): the median is the SUSTAINED figure, sampled after "
+            f"{p.load_s:.1f} s of load{at}"
+        )
+        if burst and m.stats.p50 > 0:
+            line += (
+                f"; a short burst gets {burst:.4g} µs ({burst / m.stats.p50 - 1:+.1%}), "
+                "which no long loop of it does"
+            )
+        return [line]
+    if p.reported == UNSETTLED:
+        return [
+            f"power-limited ({why}) and not settled after {p.load_s:.1f} s of load (window "
+            f"medians {_windows(p.windows_us)}): the median may still drift; raise "
+            "sustain_budget_s (--sustain-budget)"
+        ]
+    if p.reported == BURST and p.signals:
+        return [
+            f"the median is the BURST figure of a short run, and the run already showed a power "
+            f"limit ({why}): a sustained loop runs slower; state 'sustained' measures it"
+        ]
+    if p.reported == BURST and m.mode in ("hot", "cold", "graph", "kernel"):
+        return [
+            "the median is the BURST figure of a short run; power-hungry kernels run slower "
+            "in a sustained loop (state 'sustained' checks)"
+        ]
+    return []
+
+
+def _windows(values: tuple[float, ...]) -> str:
+    return ", ".join(f"{v:.4g}" for v in values[-3:]) + " µs"
+
+
+def _sampled_clocks(m: Measurement) -> tuple[ClockSample, ...]:
+    """Readings taken while the reported samples were: those after the load phase, if any."""
+    start = m.power.sampled_from_s if m.power is not None else None
+    if start is None:
+        return m.clocks
+    return tuple(c for c in m.clocks if c.t_s >= start)
+
+
 def _throttling(m: Measurement) -> list[str]:
     out = []
-    reasons = slowdowns(m.clocks)
-    if reasons:
+    clocks = _sampled_clocks(m)
+    reasons = slowdowns(clocks)
+    if reasons and not (m.power is not None and m.power.signals):  # said by _power
         out.append("throttling during the run: " + ", ".join(reasons))
-    mhz = [c.sm_mhz for c in m.clocks if c.sm_mhz]
+    mhz = [c.sm_mhz for c in clocks if c.sm_mhz]
     if len(mhz) > 1 and min(mhz) < (1 - CLOCK_DROP) * max(mhz):
         out.append(f"SM clock varied {min(mhz):.0f}–{max(mhz):.0f} MHz during the run")
     return out

@@ -7,8 +7,10 @@
     hot 171.4 ci
 
 Order of work: first call (timed apart: compile, lazy load) → calibrate calls per sample →
-warm up until two windows agree → sample until the median's CI half-width is under the target
-or the budget is spent. Kernel mode replaces the last step by one profiled run.
+warm up until two windows agree → on a GPU, load the device until a power-limited callable is
+in its sustained state (`sustain.py`; state "sustained", the default) → sample until the
+median's CI half-width is under the target or the budget is spent. Kernel mode replaces the last
+step by one profiled run.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from types import ModuleType
 from typing import Any
 
 from gpuscope.errors import InputError
-from gpuscope.timing import loop
+from gpuscope.timing import loop, sustain
 from gpuscope.timing._torch import gpu_torch, require_gpu_torch
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.env import cpu_environment, gpu_environment
-from gpuscope.timing.measurement import Environment, Measurement, Peaks, Work
-from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, BenchOptions
+from gpuscope.timing.measurement import Environment, Measurement, Peaks, PowerState, Work
+from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, GPU_MODES, BenchOptions
 from gpuscope.timing.sampler import Clock, CpuSampler, Sampler
 
 _KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
@@ -49,7 +51,7 @@ def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
     clock = opts.clock or time.perf_counter
     with _on_device(torch, opts.device):
         env = opts.env or environment(torch)
-        monitor = open_monitor(env, torch, clock) if torch is not None else NullMonitor()
+        monitor = opts.monitor or _monitor(env, torch, clock)
         if mode == "kernel":
             assert torch is not None
             m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
@@ -60,6 +62,10 @@ def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
                 assert torch is not None
                 m = _retime_by_kernel(torch, fn, args, opts, env, clock, monitor, m)
         return _with_work(m, torch, opts)
+
+
+def _monitor(env: Environment, torch: ModuleType | None, clock: Clock) -> Monitor:
+    return open_monitor(env, torch, clock) if torch is not None else NullMonitor()
 
 
 def _auto_to_kernel(opts: BenchOptions, hot: Measurement, torch: ModuleType | None) -> bool:
@@ -89,8 +95,10 @@ def _retime_by_kernel(
     if _profiler_running(torch):
         note = "a profiler is already running here: kept the hot result (kernel mode needs it)"
         return msgspec.structs.replace(hot, options=hot.options | {"auto": note})
+    # the hot run already loaded the device: a limit it found is still there, none found is none
+    loaded = hot.power is not None and hot.power.reported != sustain.UNLIMITED
     try:
-        m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
+        m = _bench_kernel(torch, fn, args, opts, env, clock, monitor, loaded)
     except Exception as error:  # any profiler failure: keep the hot result
         note = f"kernel mode failed ({type(error).__name__}: {error}); hot result kept"
         return msgspec.structs.replace(hot, options=hot.options | {"auto": note})
@@ -168,7 +176,14 @@ def _bench_events(
 ) -> Measurement:
     first = sampler.first_call()
     monitor.poll(force=True)
-    got = loop.run(sampler, opts.stop_rule(), clock, monitor.poll)
+    power: PowerState | None = None
+    if sampler.mode in GPU_MODES:
+        out = sustain.run(
+            sampler, opts.stop_rule(), opts.sustain_rule(), opts.state, clock, monitor
+        )
+        got, power = out.sampled, out.power
+    else:
+        got = loop.run(sampler, opts.stop_rule(), clock, monitor.poll)
     monitor.poll(force=True)
     recorded = opts.recorded()
     if hasattr(sampler, "flush_bytes"):
@@ -191,6 +206,7 @@ def _bench_events(
         guard_underruns=sampler.guard_underruns(),
         clock_source=monitor.source,
         clocks=monitor.samples(),
+        power=power,
     )
 
 
@@ -202,7 +218,10 @@ def _bench_kernel(
     env: Environment,
     clock: Clock,
     monitor: Monitor,
+    load: bool = True,
 ) -> Measurement:
+    """Profile one batch of calls; with state sustained/both (and `load`), after a load phase
+    on the hot sampler, so a power-limited callable is profiled at its sustained clock."""
     from gpuscope.timing import gpu, kernel
 
     hot = gpu.EventSampler(torch, fn, args, opts.kwargs)
@@ -212,6 +231,7 @@ def _bench_kernel(
     calls, seen = loop.calibrate(hot)
     warm, ok = loop.warm_up(hot, calls, rule, clock, monitor.poll)
     per_call = statistics.median(warm) if warm else 1.0
+    power = _kernel_load(hot, warm, per_call, opts, clock, monitor) if load else None
     n = opts.kernel_calls or _kernel_calls(per_call, opts.budget_s)
     flush = None
     if opts.flush:
@@ -239,7 +259,26 @@ def _bench_kernel(
         kernel_names=got.names,
         clock_source=monitor.source,
         clocks=monitor.samples(),
+        power=power,
     )
+
+
+def _kernel_load(
+    hot: Sampler,
+    warm: list[float],
+    per_call: float,
+    opts: BenchOptions,
+    clock: Clock,
+    monitor: Monitor,
+) -> PowerState | None:
+    """The load phase before kernel mode's profiled batch (None for state "burst")."""
+    if opts.state == sustain.BURST:
+        return None
+    srule = opts.sustain_rule()
+    before = list(monitor.samples())
+    calls = sustain.load_calls(hot, per_call, srule)
+    phase = sustain.load(hot, calls, warm, srule, clock, monitor, sustain.max_mhz(before))
+    return sustain.loaded_power(opts.state, phase, srule, warm, before, monitor, clock())
 
 
 def _profiler_running(torch: ModuleType) -> bool:

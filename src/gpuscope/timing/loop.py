@@ -36,6 +36,7 @@ class StopRule:
     warmup_tol: float = 0.02
     warmup_budget_s: float = 0.5
     max_warmup: int = 500
+    min_s: float = 0.0  # sample at least this long (sustained state: one load window)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def collect(
         tick()
         values.append(value)
         bisect.insort(ordered, value)
-        enough = len(values) >= rule.min_samples
+        enough = len(values) >= rule.min_samples and clock() - start >= rule.min_s
         if enough and ci_halfwidth(ordered, rule.level) <= rule.target_ci:
             return values, STOP_CI
         if enough and clock() - start >= rule.budget_s:

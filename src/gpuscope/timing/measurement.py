@@ -56,8 +56,44 @@ class ClockSample(msgspec.Struct, frozen=True, kw_only=True):
     t_s: float
     sm_mhz: float | None = None
     reasons: int | None = None
-    power_w: float | None = None
+    power_w: float | None = None  # as the vendor library averages it (NVML: over ~1 s)
     temp_c: float | None = None
+    power_now_w: float | None = None  # instantaneous power, where the library reports it
+
+
+class PowerState(msgspec.Struct, frozen=True, kw_only=True):
+    """Burst or sustained: which power state `Measurement.samples_us` were taken in.
+
+    Heavy kernels (large GEMMs) draw more than the board's power limit at boost clocks: the first
+    ~0.1 s of a loop runs at boost, then the power cap lowers the SM clock, and the loop settles
+    seconds later (H100: 8192³ bf16 1376 µs per call in a short run, 1613 µs sustained).
+    `requested` is the `state` option (sustained, burst, both); `reported` is the state of the
+    reported samples: "sustained" (taken after the load phase found a power limit and stable
+    windows), "unlimited" (the load phase found no limit: burst and sustained are the same),
+    "unsettled" (a limit, but the windows still moved when the sustain budget ran out) or
+    "burst" (a short run, no load phase). `stop` says why the load phase ended: "stable",
+    "no-limit", "budget" or "not-run". Times are seconds on the harness clock; µs per call.
+    """
+
+    requested: str
+    reported: str
+    stop: str
+    signals: tuple[str, ...] = ()
+    load_s: float = 0.0
+    load_calls: int = 0
+    load_us: tuple[float, ...] = ()
+    window_s: float = 0.0
+    windows_us: tuple[float, ...] = ()  # per-call mean of each load window
+    window_medians_us: tuple[float, ...] = ()
+    sampled_from_s: float | None = None
+    burst_us: tuple[float, ...] = ()
+    burst_mhz: float | None = None
+    sampled_mhz: float | None = None
+    power_limit_w: float | None = None
+
+    @property
+    def burst_median_us(self) -> float | None:
+        return summarize(self.burst_us).p50 if self.burst_us else None
 
 
 class Work(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,6 +150,7 @@ class Measurement(msgspec.Struct, frozen=True, kw_only=True):
     kernel_names: tuple[str, ...] = ()
     clock_source: str | None = None
     clocks: tuple[ClockSample, ...] = ()
+    power: PowerState | None = None
     work: Work | None = None
     peaks: Peaks | None = None
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscope.errors import ConfigError
+from gpuscope.timing.clocks import Monitor
 from gpuscope.timing.loop import StopRule
 from gpuscope.timing.measurement import Environment, OptionValue
 from gpuscope.timing.sampler import Clock, Sampler
+from gpuscope.timing.sustain import DEFAULT_STATE, STATES, SustainRule
 
 MODES = ("auto", "hot", "cold", "graph", "kernel", "cpu")
 GPU_MODES = ("hot", "cold", "graph", "kernel")
@@ -41,7 +43,11 @@ class BenchOptions:
     flush: kernel mode only — flush the cache before each call (cold kernel time).
     flops / bytes: work per call, for TFLOP/s and GB/s. peaks: measure the device's peaks
     (once per device, cached) to report fractions of them.
-    sampler, clock, env: injection points for tests and custom timers.
+    state: "sustained" (default on a GPU: load the device until a power-limited callable runs
+    at its sustained, power-capped speed, then sample — what a real loop gets), "burst" (a short
+    run only: boost clocks for heavy kernels) or "both" (burst samples, then the sustained ones
+    reported, the burst kept beside them). sustain_budget_s: the longest load phase.
+    sampler, clock, env, monitor: injection points for tests and custom timers.
     """
 
     mode: str = "auto"
@@ -59,10 +65,13 @@ class BenchOptions:
     flops: float | None = None
     bytes: float | None = None
     peaks: bool = True
+    state: str = DEFAULT_STATE
+    sustain_budget_s: float = SustainRule.budget_s
     device: int | None = None
     sampler: Sampler | None = None
     clock: Clock | None = None
     env: Environment | None = None
+    monitor: Monitor | None = None
 
     @classmethod
     def from_kwargs(cls, options: dict[str, Any]) -> BenchOptions:
@@ -81,6 +90,10 @@ class BenchOptions:
                 "budget_s must be > 0 and 1 <= min_samples <= max_samples "
                 f"(got {self.budget_s}, {self.min_samples}, {self.max_samples})"
             )
+        if self.state not in STATES:
+            raise ConfigError(f"state {self.state!r} is not one of {', '.join(STATES)}")
+        if self.sustain_budget_s <= 0:
+            raise ConfigError(f"sustain_budget_s {self.sustain_budget_s} must be > 0 seconds")
         if self.flush and self.mode != "kernel":
             raise ConfigError("flush=True applies to mode 'kernel'; use mode 'cold' to time cold")
 
@@ -94,11 +107,15 @@ class BenchOptions:
             warmup_budget_s=self.warmup_budget_s,
         )
 
+    def sustain_rule(self) -> SustainRule:
+        return SustainRule(budget_s=self.sustain_budget_s)
+
     def recorded(self) -> dict[str, OptionValue]:
         """The options worth keeping in the Measurement (plain values only)."""
         keep = ("target_ci", "level", "budget_s", "min_samples", "max_samples")
         out: dict[str, OptionValue] = {k: getattr(self, k) for k in keep}
         out["requested_mode"] = self.mode
+        out["state"] = self.state
         if self.mode == "kernel":
             out["flush"] = self.flush
         if self.flush_bytes is not None:

@@ -55,7 +55,33 @@ def measurement_rows(m: Measurement) -> list[tuple[str, str]]:
         rows.append(("host enqueue / call", us(m.host_us_per_call)))
     if m.kernels_per_call is not None:
         rows.append(("kernels / call", f"{m.kernels_per_call:g}"))
+    rows.extend(_power_rows(m))
     rows.extend(_rate_rows(m))
+    return rows
+
+
+_STATE_TEXT = {
+    "sustained": "sustained (power-limited; sampled after the load settled)",
+    "unlimited": "no power limit reached (burst = sustained)",
+    "unsettled": "power-limited, NOT settled within the sustain budget",
+    "burst": "burst (short run; not loaded to a sustained state)",
+}
+
+
+def _power_rows(m: Measurement) -> list[tuple[str, str]]:
+    p = m.power
+    if p is None:
+        return []
+    state = _STATE_TEXT.get(p.reported, p.reported)
+    if p.stop != "not-run":
+        state += f"; {p.load_s:.1f} s of load ({p.stop})"
+    if p.sampled_mhz:
+        state += f"; SM {p.sampled_mhz:.0f} MHz"
+    rows = [("power state", state)]
+    burst = p.burst_median_us
+    if burst and p.reported in ("sustained", "unsettled") and m.stats.p50 > 0:
+        at = f" at SM {p.burst_mhz:.0f} MHz" if p.burst_mhz else ""
+        rows.append(("burst median", f"{us(burst)}  ({burst / m.stats.p50 - 1:+.1%}){at}"))
     return rows
 
 

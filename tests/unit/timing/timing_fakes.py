@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 
 class FakeClock:
@@ -66,3 +66,39 @@ def constant(value: float) -> Iterator[float]:
 def cycle(*values: float) -> Iterator[float]:
     while True:
         yield from values
+
+
+class ModelSampler:
+    """Per-call time given by a model of the fake time (a device whose speed changes under
+    load); a sample of N calls advances the clock by N × that time plus `gap_us`."""
+
+    timer = "model+guard"  # the diagnostics look for the guard in a GPU mode's timer
+    min_sample_us = 500.0
+    max_calls = 256
+
+    def __init__(
+        self,
+        per_call_us: Callable[[float], float],
+        clock: FakeClock,
+        mode: str = "hot",
+        gap_us: float = 50.0,
+    ) -> None:
+        self._model, self._clock, self._gap = per_call_us, clock, gap_us
+        self.mode = mode
+        self.fixed_calls: int | None = None
+        self.calls_seen: list[int] = []
+
+    def first_call(self) -> float:
+        return 5000.0
+
+    def sample(self, calls: int) -> float:
+        self.calls_seen.append(calls)
+        value = self._model(self._clock.t)
+        self._clock.t += (calls * value + self._gap) * 1e-6
+        return value
+
+    def host_us_per_call(self) -> float | None:
+        return 5.0
+
+    def guard_underruns(self) -> int:
+        return 0
