@@ -142,6 +142,13 @@ def _matmul(torch: Any, r: dict[str, str]) -> tuple[Any, float]:
     return (lambda: torch.mm(x, y)), flops
 
 
+def _state() -> dict[str, str]:
+    """libperf's default power state (burst), where gpuscope.bench has the option."""
+    from gpuscope.timing.options import BenchOptions
+
+    return {"state": "burst"} if "state" in BenchOptions.__dataclass_fields__ else {}
+
+
 def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     import torch
 
@@ -154,7 +161,9 @@ def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
         fn, flops = _matmul(torch, r)
         # timed twice: the spread between two direct measurements is the noise floor
         runs = [
-            gpuscope.bench(fn, flops=flops, budget_s=0.5, warmup_budget_s=0.5, peaks=False)
+            gpuscope.bench(
+                fn, flops=flops, budget_s=0.5, warmup_budget_s=0.5, peaks=False, **_state()
+            )
             for _ in range(2)
         ]
         times = [m.median_us for m in runs]

@@ -39,6 +39,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="gpuscope.bench sampling budget per config (default 0.5)")  # fmt: skip
     parser.add_argument("--timeout-s", type=float, default=120.0, metavar="S",
                         help="end a vendor binary after S seconds (default 120)")  # fmt: skip
+    parser.add_argument(
+        "--state", choices=("burst", "sustained", "both"), default="burst",
+        help="gpuscope.bench power state per config: burst (default, a short run each) or "
+        "sustained (load a power-limited GPU until it settles: 0.5-15 s more per config)",
+    )  # fmt: skip
     parser.add_argument("--triton", action="store_true",
                         help="also A/B each GEMM against a Triton kernel")  # fmt: skip
     parser.add_argument(
@@ -67,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     options = Options(
         backends=tuple(b.strip() for b in args.backends.split(",") if b.strip()),
         limit=args.limit, budget_s=args.budget_s, config_budget_s=args.config_budget_s,
-        timeout_s=args.timeout_s, triton=args.triton,
+        timeout_s=args.timeout_s, triton=args.triton, state=args.state,
     )  # fmt: skip
     options.validate()
     with _progress() as progress:

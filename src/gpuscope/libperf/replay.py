@@ -30,7 +30,9 @@ Clock = Callable[[], float]
 class Options:
     """What to replay and how long. `budget_s` bounds the whole replay (the configs left when
     it is spent get `not replayed: budget`); `config_budget_s` is gpuscope.bench's sampling
-    budget per config; `timeout_s` ends a vendor binary that runs longer."""
+    budget per config and `state` its power state (burst: a short run per config, as the
+    replays of many configs can afford; sustained: each config loads the GPU until a
+    power-limited one settles, 0.5 to 15 s more); `timeout_s` ends a vendor binary."""
 
     backends: tuple[str, ...] = BACKENDS
     limit: int | None = None
@@ -38,6 +40,7 @@ class Options:
     config_budget_s: float = 0.5
     timeout_s: float = 120.0
     triton: bool = False
+    state: str = "burst"  # gpuscope.bench's power state per config (see docs/libperf.md)
 
     def validate(self) -> None:
         unknown = [b for b in self.backends if b not in BACKENDS]
@@ -46,6 +49,8 @@ class Options:
                 f"--backends {','.join(self.backends) or '(none)'}: expected a comma-separated "
                 f"list of {', '.join(BACKENDS)}"
             )
+        if self.state not in ("burst", "sustained", "both"):
+            raise ConfigError(f"--state {self.state}: expected burst, sustained or both")
         if self.limit is not None and self.limit < 0:
             raise ConfigError(f"--limit {self.limit}: expected a count >= 0")
         for name, value in (("--budget-s", self.budget_s), ("--timeout-s", self.timeout_s),

@@ -52,8 +52,9 @@ def run(
         owned = owns_no_group(torch)
         group = process_group(torch)
         replayer = TorchReplay(
-            torch, budget_s=options.config_budget_s, group=group, triton=options.triton
-        )
+            torch, budget_s=options.config_budget_s, group=group, triton=options.triton,
+            state=options.state,
+        )  # fmt: skip
     device, peaks, warnings = describe_device(torch, measure_peaks)
     try:
         pairs = replay.replay(found, options, torch_replay=replayer, progress=progress)

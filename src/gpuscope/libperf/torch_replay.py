@@ -72,6 +72,7 @@ class TorchReplay:
         group: Any = None,
         triton: bool = False,
         compare: Bench | None = None,
+        state: str = "burst",
     ) -> None:
         from gpuscope.timing import ab, harness
 
@@ -81,6 +82,14 @@ class TorchReplay:
         self._compare = compare or ab.compare
         self.group = group
         self.triton = triton
+        self.state = state
+
+    def _state(self) -> dict[str, str]:
+        """gpuscope.bench's power-state option, where this harness has one."""
+        from gpuscope.timing.options import BenchOptions
+
+        fields = getattr(BenchOptions, "__dataclass_fields__", {})
+        return {"state": self.state} if "state" in fields else {}
 
     @property
     def world_size(self) -> int:
@@ -114,7 +123,7 @@ class TorchReplay:
                 m = self._bench(
                     prepared.fn, name=prepared.call, budget_s=self.budget_s,
                     warmup_budget_s=min(0.5, self.budget_s), flops=config.flops,
-                    bytes=config.bytes, peaks=False,
+                    bytes=config.bytes, peaks=False, **self._state(),
                 )  # fmt: skip
         except Exception as error:
             return Result(BACKEND, failed(error_reason(error)), command=prepared.call)

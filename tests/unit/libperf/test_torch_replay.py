@@ -67,6 +67,7 @@ def test_gemms_are_rebuilt_as_the_program_ran_them(tmp_path: Path) -> None:
     flops = sorted(o["flops"] for o in bench.options)
     assert flops == sorted([2.0 * 256 * 128 * 512] * 2 + [2.0 * 8 * 64 * 16 * 32, 2.0 * 256**3 * 2])
     assert all(o["peaks"] is False for o in bench.options)
+    assert all(o["state"] == "burst" for o in bench.options)  # libperf's default power state
 
 
 def test_beta_epilogues_and_tf32() -> None:
