@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -372,6 +373,11 @@ class _Builder:
         all_devices = _devices(header.get("deviceProperties"))
         used = set(np.unique(gpu.device).tolist())
         devices = tuple(d for d in all_devices if d.id in used)
+        missing = sorted(used - {d.id for d in all_devices} - {-1})
+        if missing and len({(d.name, d.compute_units) for d in all_devices}) == 1:
+            # ROCm's Kineto numbers a kernel's device by HSA agent (CPU agents first), not by the
+            # HIP device the header lists: with one kind of GPU listed, it is one of those
+            devices += tuple(replace(all_devices[0], id=i) for i in missing)
         return TraceMeta(
             path=path,
             format="kineto",
