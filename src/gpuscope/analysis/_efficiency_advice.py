@@ -41,7 +41,9 @@ SMALL = (
 )
 
 
-def gemm_efficiency(part: dict[str, Any]) -> Finding | None:
+def gemm_efficiency(part: dict[str, Any], bound: str = "") -> Finding | None:
+    """The finding on the efficiency part; `bound` is the verdict: an efficient GEMM set is
+    advice about FLOPs only when the GPU sets the pace."""
     share = part.get("gemm_share")
     if share is None or share < GEMM_SHARE_FIRES:
         return None
@@ -75,17 +77,20 @@ def gemm_efficiency(part: dict[str, Any]) -> Finding | None:
             "Compare the achieved TFLOP/s with the device's datasheet dense peak for the dtype.",
             evidence,
         )
-    return _judged(part, head, coverage, evidence)
+    head = f"GEMMs take {share:.0%} of kernel time (looked at from ≥ {GEMM_SHARE_FIRES:.0%}; "
+    head += f"shapes known for {coverage:.0%} of it)"
+    return _judged(part, head, evidence, bound)
 
 
-def _judged(part: dict[str, Any], head: str, coverage: float, evidence: dict[str, Any]) -> Finding:
+def _judged(part: dict[str, Any], head: str, evidence: dict[str, Any], bound: str) -> Finding:
     gemm = part["families"]["gemm"]
     total = gemm["time_us"] or 1.0
     by = part["gemm_by_size"]
     big, skinny = by.get("big"), by.get("skinny")
     clauses = [
-        f"{head}, at {_pct(gemm['fraction_of_peak'])} of datasheet peak (time-weighted, shapes "
-        f"known for {coverage:.0%} of GEMM time)"
+        f"{head} and run at "
+        f"{_pct(gemm['roofline_fraction'])} of the roofline their shapes allow (time-weighted: "
+        "the datasheet FLOP/s peak for compute-bound shapes, bandwidth for memory-bound ones)"
     ]
     if big:
         clauses.append(
@@ -100,6 +105,11 @@ def _judged(part: dict[str, Any], head: str, coverage: float, evidence: dict[str
         )
     severity, verdict, action = _verdict(part, big, total)
     message = "; ".join(clauses) + (f" — {verdict}" if verdict else "")
+    if bound and bound != "gpu-bound":
+        action += (
+            f" The trace is {bound}: the GPU waits for other work most of the time, so faster "
+            "GEMMs shorten the step only once that is fixed."
+        )
     return finding("gemm-efficiency", severity, message, action, evidence)
 
 

@@ -318,7 +318,7 @@ def to_dict(result: Result) -> dict[str, Any]:
 
 
 def findings(a: Analysis, result: Result) -> list[Finding]:
-    found = advice.gemm_efficiency(to_dict(result))
+    found = advice.gemm_efficiency(to_dict(result), a.verdict.bound)
     return [found] if found is not None else []
 
 
