@@ -555,3 +555,13 @@ def test_ncu_rules_without_a_speedup_type_column(tmp_path: Path) -> None:
     metric = ncu_row(0, "Duration", "ns", "1000").rstrip("\n") + ',"","","",""\n'
     rule = ncu_row(0, "", "", "").rstrip("\n") + ',"SOLBottleneck","OPT","made up","12.5"\n'
     run(write(tmp_path / "x_details.csv", header + metric + rule), tmp_path)
+
+
+def test_csv_cut_inside_its_header_line(tmp_path: Path) -> None:
+    """rocprof:1737 (seed 1, bytes.truncate): a stats header cut inside its last quoted name
+    read as a file without rows, silently."""
+    path = write(
+        tmp_path / "results.stats.csv", ROCPROF_STATS[:-2]
+    )  # `"Percentage` without its closing quote
+    outcome = run(path, tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail

@@ -272,6 +272,8 @@ def _read_slow(
         out.warnings.append(
             f"the last row is cut short (the writer died?): read the {out.rows:,} complete rows"
         )
+    elif tail_cut:  # no row below the header: the header is the line cut
+        out.warnings.append("the header line is cut short (the writer died?): no rows")
     if bad:
         out.warnings.append(f"skipped {bad:,} rows with fewer fields than the {what} header")
     if rows.error:
