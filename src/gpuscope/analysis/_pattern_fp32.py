@@ -27,6 +27,9 @@ FP32 = re.compile(
     r"|^Cijk_A[a-z]+_B[a-z]+_S[A-Z]?_"
 )
 TRAINING = re.compile(r"Backward|autograd::engine")
+# cuDNN's helper kernels (layout transposes, scaling) sit in the convolution category and are
+# templated on float, but no tensor core would run them
+NOT_MATH = re.compile(r"cudnn::ops::|nchw_?to_?nhwc|nhwc_?to_?nchw", re.IGNORECASE)
 
 
 def fp32_matmul(c: Context) -> Found | None:
@@ -66,7 +69,7 @@ def fp32_matmul(c: Context) -> Found | None:
         f"{'training' if training else 'the model'} runs GEMMs / convolutions in FP32: "
         f"{_kernels(int(fp32.sum()))} {time / 1000:,.1f} µs, {share:.1%} of kernel time"
         f"{extra}{bound} — fires at ≥ {FP32_FIRES:.0%}, warning at ≥ {FP32_WARNS:.0%}",
-        _action(c, training, tf32_ratio),
+        _action(c, training, tf32_ratio) + _verdict_note(c),
         {
             "time_us": us(time),
             "tf32_time_us": us(c.time(tf32)),
@@ -107,6 +110,7 @@ def _categories() -> list[int]:
 
 def _precision(c: Context, matmul: Mask) -> tuple[Mask, Mask]:
     """(FP32, TF32) masks over GPU rows, from the launching op's input types, else the name."""
+    matmul = matmul & ~c.kernel_names(NOT_MATH)
     by_name_fp32, by_name_tf32 = c.kernel_names(FP32) & matmul, c.kernel_names(TF32) & matmul
     dtype = _owner_dtype(c, matmul)
     known = dtype != ""
@@ -166,6 +170,16 @@ def _action(c: Context, training: bool, tf32_ratio: float) -> str:
             f"('high'); up to {tf32_ratio:.1f}× the FP32 peak here)"
         )
     return text + "."
+
+
+def _verdict_note(c: Context) -> str:
+    bound = c.a.verdict.bound
+    if bound in ("gpu-bound", "no-gpu-activity", "unknown", ""):
+        return ""
+    return (
+        f" The trace is {bound}: the GPU also waits for other work, so shorter kernels shorten "
+        "the step only once that wait is fixed."
+    )
 
 
 def _kernels(count: int) -> str:

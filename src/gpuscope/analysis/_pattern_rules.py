@@ -127,6 +127,8 @@ def unfused_norm(c: Context) -> Found | None:
     if share < NORM_FIRES:
         return None
     kernels = int(per_op(c.owner, c.kernels.astype(float), len(ops))[members].sum())
+    casts = members[np.isin(ops.name[members], names_matching(c.a.trace, _is_cast))]
+    cast_time = int(per_op(c.owner, dur, len(ops))[casts].sum())
     firsts = np.array([r[0] for _, r in chains], np.int64)
     lines = Counter(ln for ln in PythonLines(c.a.trace).lines(firsts) if ln)
     line = lines.most_common(1)[0][0] if lines else ""
@@ -140,13 +142,36 @@ def unfused_norm(c: Context) -> Found | None:
         f"{len(chains):,} normalisations run unfused ("
         + ", ".join(f"{n}× {k}" for k, n in kinds.items())
         + f"): {kernels / len(chains):.1f} kernels each, {time / 1000:,.1f} µs, {share:.1%} of "
-        f"kernel time{f', at {line}' if line else ''} — fires at ≥ {NORM_FIRES:.0%}, warning at "
-        f"≥ {NORM_WARNS:.0%} (one fused kernel replaces each chain and reads the tensor once)",
+        f"kernel time{f', at {line}' if line else ''}"
+        + (
+            f" (of it, {cast_time / 1000:,.1f} µs are the chains' dtype casts, which "
+            "dtype-conversions counts too)"
+            if cast_time
+            else ""
+        )
+        + f" — fires at ≥ {NORM_FIRES:.0%}, warning at ≥ {NORM_WARNS:.0%} (one fused kernel "
+        "replaces each chain and reads the tensor once)",
         "Use a fused norm: torch.compile the model (Inductor fuses each chain into one kernel), "
         "or a fused RMSNorm / LayerNorm kernel (nn.LayerNorm is one kernel; Apex FusedRMSNorm, "
-        "Liger, Transformer Engine; aiter / vLLM kernels on ROCm).",
-        {"chains": dict(kinds), "kernels": kernels, "time_us": us(time), "python": line or None},
+        "Liger, Transformer Engine; aiter / vLLM kernels on ROCm)."
+        + (
+            f" The trace is cpu-bound, so the {kernels - len(chains):,} launches it removes count "
+            "as much as the kernel time."
+            if c.a.verdict.bound == "cpu-bound"
+            else ""
+        ),
+        {
+            "chains": dict(kinds),
+            "kernels": kernels,
+            "time_us": us(time),
+            "cast_time_us": us(cast_time),
+            "python": line or None,
+        },
     )
+
+
+def _is_cast(name: str) -> bool:
+    return SYMBOLS.get(name) == "C"
 
 
 def _symbols(c: Context, rows: I64) -> str:
