@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 NAME = "host_ops"
 TOP = 10
 HOTSPOT_WARNING_SHARE = 0.05  # an op's self time in host-wait gaps, over the GPU span
+COMPILED = re.compile(r"^(CompiledFunction(Backward)?|Torch-Compiled Region|TorchDynamo Cache)")
 GRAPH_REPLAYED = 0.50  # share of kernels replayed from graphs: the trace already uses graphs
 SHORT_KERNELS = 0.50  # share of kernels shorter than a launch: graphs would help
 INTERNAL_PACKAGES = frozenset({"torch", "functorch", "torchgen", "triton"})
@@ -446,7 +447,7 @@ def findings(a: Analysis, result: HostOps) -> list[Finding]:
             "host-hotspots",
             severity,
             message,
-            _action(result, covered, _context(a)),
+            _action(result, covered, _context(a), _compiled(a)),
             {
                 "host_wait_gaps": wait.gaps,
                 "host_wait_gap_us": us(wait.gap_ns),
@@ -482,10 +483,22 @@ def _context(a: Analysis) -> str:
     return "short" if launch.short_kernels / launch.kernels >= SHORT_KERNELS else "long"
 
 
-def _action(result: HostOps, covered: float, context: str) -> str:
+def _compiled(a: Analysis) -> bool:
+    """torch.compile'd code ran: AOTAutograd's CompiledFunction ops or Dynamo's ranges."""
+    names = a.trace.names
+    return any(COMPILED.match(names[i]) for i in np.unique(a.trace.ops.name))
+
+
+def _action(result: HostOps, covered: float, context: str, compiled: bool) -> str:
+    fuse = (
+        "the model already runs torch.compile'd code, so look at what runs outside its graphs "
+        "(graph breaks, Python between them)"
+        if compiled
+        else "fuse chains of small ops (torch.compile)"
+    )
     text = (
-        "Cut the host time of these operators: fuse chains of small ops (torch.compile), "
-        "replace Python loops and per-element indexing with batched tensor ops"
+        f"Cut the host time of these operators: {fuse}, replace Python loops and per-element "
+        "indexing with batched tensor ops"
     )
     if any(s.name.startswith("aten::_foreach_") for s in result.by_wait[:3]):
         text += ", create the optimizer with fused=True (one launch per step, not foreach ops)"
@@ -493,7 +506,8 @@ def _action(result: HostOps, covered: float, context: str) -> str:
         "graphs": "; most kernels already replay from CUDA/HIP graphs, so this is the host work "
         "between the replays.",
         "short": "; most kernels are shorter than their launch, so once the step's host work is "
-        "small, capture it in a CUDA/HIP graph.",
+        "small, capture it in a CUDA/HIP graph (torch.compile(mode='reduce-overhead'), "
+        "torch.cuda.graphs).",
         "long": "; the kernels are long enough that graphs would save little.",
     }[context]
     if covered < 0.5:

@@ -175,6 +175,15 @@ def test_hotspots_are_ranked_over_every_operator(builder: TraceBuilder, tmp_path
     assert hot["evidence"]["ops"][0]["name"] == "aten::addmm"
 
 
+def test_a_compiled_model_is_not_told_to_compile(builder: TraceBuilder, tmp_path: Path) -> None:
+    host_late(builder)
+    builder.op("CompiledFunction", 0.0, 1990.0)
+    a = builder.analyze(tmp_path / "t.json", span=(0.0, 2000.0))
+    action = by_id(a)["host-hotspots"]["action"]
+    assert "already runs torch.compile'd code" in action
+    assert "(torch.compile)" not in action
+
+
 def test_no_hotspots_when_the_gpu_sets_the_pace(builder: TraceBuilder, tmp_path: Path) -> None:
     for i in range(20):
         ext = builder.op("aten::mm", 10.0 * i, 8)
