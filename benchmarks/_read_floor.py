@@ -16,7 +16,7 @@ the fastest of the plain reads tried (fetchall + np.array: 1.25×, structured-dt
 the same, zip(*rows): 1.8×). CSV: `np.loadtxt` (numpy's C parser) of the integer columns, then
 of the text columns as objects — ~10× faster than the `csv` module's row loop.
 
-    python benchmarks/_read_floor.py rpd|rocpd|csv same|kernels FILE
+    python benchmarks/_read_floor.py rpd|rocpd|nsys|csv same|kernels FILE
 """
 
 from __future__ import annotations
@@ -64,6 +64,22 @@ SQLITE = {
         ("rocpd_kernel_dispatch{sfx}", "K", (
             "K.start", "K.end", "K.agent_id", "K.stream_id", "K.kernel_id"), ""),
     ],
+    ("nsys", "same"): [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "K", (
+            "start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName",
+            "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+            "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+            "localMemoryPerThread"), ""),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", "M", (
+            "start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes",
+            "copyKind", "srcKind", "dstKind"), ""),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "R", (
+            "start", "end", "eventClass", "globalTid", "correlationId", "nameId"), ""),
+    ],
+    ("nsys", "kernels"): [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "K", (
+            "start", "end", "deviceId", "streamId", "shortName"), ""),
+    ],
 }  # fmt: skip
 
 # CSV columns by header name: (integer columns, text columns)
@@ -99,7 +115,9 @@ def read_sqlite(fmt: str, scope: str, path: str) -> int:
         arrays += [np.ascontiguousarray(matrix[:, i]) for i in range(len(columns))]
         rows += len(matrix)
         del flat, matrix
-    if fmt == "rpd" or scope == "same":  # the names the rows point at
+    if fmt == "nsys":  # the names the rows point at
+        rows += len(dict(db.execute("SELECT id, value FROM StringIds")))
+    elif fmt == "rpd" or scope == "same":
         strings = "rocpd_string" if fmt == "rpd" else f"rocpd_string{sfx}"
         text = dict(db.execute(f"SELECT id, string FROM {strings}"))
         rows += len(text)

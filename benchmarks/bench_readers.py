@@ -8,7 +8,9 @@ launching API call per op):
 
 - rpd:   `big_<ops>.rpd`                    (make_big_sqlite.make_rpd, RPD schema 2),
 - rocpd: `big_<ops>x1_results.db`           (make_big_sqlite.make_rocpd, rocpd schema 3),
-- csv:   `big_<ops>_kernel_trace.csv`       (make_big_csv.make_csv, ROCm 7 kernel_trace header).
+- csv:   `big_<ops>_kernel_trace.csv`       (make_big_csv.make_csv, ROCm 7 kernel_trace header);
+- nsys:  `big_<ops>.nsys.sqlite`            (make_big_nsys.make_nsys, nsys 2025.3 export; only
+                                             with `--formats ... nsys`).
 
 Then, interleaved and repeated, each its own process measured from outside with `os.wait4`
 (wall time, that process's own peak RSS):
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -48,19 +51,18 @@ sys.path.insert(0, str(HERE))
 from bench_analyze import Sample, machine, measure  # noqa: E402
 
 DATA = HERE.parent / "bench-data"
-FORMATS = ("rpd", "rocpd", "csv")
+FORMATS = ("rpd", "rocpd", "csv", "nsys")
 TOOLS = ("analyze", "floor_same", "floor_kernels")
 
 
 def data_file(fmt: str, ops: int) -> Path:
-    return (
-        DATA
-        / {
-            "rpd": f"big_{ops}.rpd",
-            "rocpd": f"big_{ops}x1_results.db",
-            "csv": f"big_{ops}_kernel_trace.csv",
-        }[fmt]
-    )
+    names = {
+        "rpd": f"big_{ops}.rpd",
+        "rocpd": f"big_{ops}x1_results.db",
+        "csv": f"big_{ops}_kernel_trace.csv",
+        "nsys": f"big_{ops}.nsys.sqlite",
+    }
+    return DATA / names[fmt]
 
 
 def build(fmt: str, ops: int) -> dict[str, Any]:
@@ -72,9 +74,10 @@ def build(fmt: str, ops: int) -> dict[str, Any]:
     if made:
         scratch = DATA / ".partial"
         scratch.mkdir(parents=True, exist_ok=True)
-        script = "make_big_csv.py" if fmt == "csv" else "make_big_sqlite.py"
-        argv = [sys.executable, str(HERE / script), "--rows", str(ops), "--out", str(scratch)]
-        if fmt != "csv":
+        script = {"csv": "make_big_csv.py", "nsys": "make_big_nsys.py"}.get(fmt)
+        argv = [sys.executable, str(HERE / (script or "make_big_sqlite.py"))]
+        argv += ["--rows", str(ops), "--out", str(scratch)]
+        if script is None:
             argv += ["--format", fmt]
         subprocess.run(argv, check=True)
         (scratch / path.name).rename(path)
@@ -276,7 +279,7 @@ def _pair(wall: float | None, cpu: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, nargs="+", default=[1_000_000, 3_000_000])
-    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS[:3]))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per command")
     parser.add_argument("--delete-after", type=int, help="delete the files of ≥ this many kernels")
@@ -293,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             "schema": "gpuscope.bench-readers/1",
             "machine": machine(),
             "disk_free_gb": round(shutil.disk_usage(DATA).free / 1e9, 1),
+            "pythonpath": os.environ.get("PYTHONPATH", ""),  # a source snapshot, if measured
             "sizes": rows,
         }
         options.results.parent.mkdir(parents=True, exist_ok=True)
