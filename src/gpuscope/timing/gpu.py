@@ -94,6 +94,11 @@ class EventSampler:
         self._host: list[float] = []
         self._device_us = 0.0  # per-call device time of the last sample
         self._underruns = 0
+        self._pairs = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(2)
+        ]
+        self._in_flight: tuple[Any, Any, int] | None = None
 
     def first_call(self) -> float:
         stream = self._torch.cuda.current_stream()
@@ -111,14 +116,41 @@ class EventSampler:
         for _ in range(calls):
             fn(*args, **kwargs)
 
-    def covered(self, calls: int) -> int:
-        """Calls the guard must cover: all of them, unless the last sample showed device-bound
-        calls (then the first; a guard sized for every call would idle the device for most of
-        its length, lowering its power draw under a real loop's). Graph and cold keep all."""
+    @property
+    def device_bound(self) -> bool:
+        """Hot mode, and the last sample kept the device busy ≥ 4× longer per call than the
+        host took to enqueue one: the host stays ahead of the device by itself."""
         host = self._host[-1] if self._host else 0.0
-        if self.mode == "hot" and host > 0 and self._device_us >= _DEVICE_BOUND * host:
-            return 1
-        return calls
+        return self.mode == "hot" and host > 0 and self._device_us >= _DEVICE_BOUND * host
+
+    def covered(self, calls: int) -> int:
+        """Calls the guard must cover: all of them, unless device-bound (then the first; a guard
+        sized for every call would idle the device for most of its length, lowering its power
+        draw under a real loop's). Graph and cold keep all."""
+        return 1 if self.device_bound else calls
+
+    def stream(self, calls: int) -> float | None:
+        """Enqueue a sample of `calls` calls behind the one in flight — no guard, no wait in
+        between, the device never idles, as in a real loop — then wait for the one before and
+        return its per-call µs (None on the first). For device-bound calls only (under load,
+        `sustain.py`); `stream_end()` waits for the last one and drops it."""
+        start, end = self._pairs[0]
+        self._pairs.reverse()
+        start.record()
+        self.launch(calls)
+        end.record()
+        before, self._in_flight = self._in_flight, (start, end, calls)
+        if before is None:
+            return None
+        s, e, n = before
+        e.synchronize()
+        self._device_us = float(s.elapsed_time(e)) * 1000.0 / n
+        return self._device_us
+
+    def stream_end(self) -> None:
+        if self._in_flight is not None:
+            self._in_flight[1].synchronize()
+            self._in_flight = None
 
     def sample(self, calls: int) -> float:
         for attempt in range(_RETRIES):

@@ -277,7 +277,9 @@ def _kernel_load(
     srule = opts.sustain_rule()
     before = list(monitor.samples())
     calls = sustain.load_calls(hot, per_call, srule)
-    phase = sustain.load(hot, calls, warm, srule, clock, monitor, sustain.max_mhz(before))
+    loaded = sustain.Streamed(hot)
+    phase = sustain.load(loaded, calls, warm, srule, clock, monitor, sustain.max_mhz(before))
+    loaded.close()
     return sustain.loaded_power(opts.state, phase, srule, warm, before, monitor, clock())
 
 

@@ -127,7 +127,11 @@ def limit_signals(
     no_reasons = all(r.reasons is None for r in readings)
     if no_reasons and burst_mhz and low is not None and low < (1 - rule.clock_drop) * burst_mhz:
         out.append(f"SM clock {burst_mhz:.0f} → {low:.0f} MHz")
-    watts = [w for r in readings for w in (r.power_now_w, r.power_w) if w is not None]
+    # the instantaneous power where the library reports it: the ~1 s average still carries the
+    # work before (light work right after a heavy GEMM reads 665 W on an H100)
+    watts = [r.power_now_w for r in readings if r.power_now_w is not None] or [
+        r.power_w for r in readings if r.power_w is not None
+    ]
     if limit_w and watts and max(watts) >= rule.power_near * limit_w:
         out.append(f"power {max(watts):.0f} W ≥ {rule.power_near:.0%} of the {limit_w:.0f} W limit")
     if drift is not None and abs(drift) > rule.drift:
@@ -167,13 +171,16 @@ class _LoadPhase:
     def elapsed(self) -> float:
         return self.clock() - self.start
 
-    def readings(self) -> list[ClockSample]:
-        return [r for r in self.monitor.samples() if r.t_s >= self.start]
+    def readings(self, since: float = 0.0) -> list[ClockSample]:
+        """The monitor's readings from `since` seconds into the load on."""
+        return [r for r in self.monitor.samples() if r.t_s >= self.start + since]
 
-    def _signals(self, current_us: float) -> list[str]:
+    def _signals(self, current_us: float, since: float) -> list[str]:
+        """Signals in the readings from `since` on: recent ones, so that a cap or a power
+        average left by earlier work does not count (it fades within a few tenths of a second)."""
         drift = current_us / self.burst_us - 1 if self.burst_us > 0 else None
         limit = self.monitor.power_limit_w
-        return limit_signals(self.readings(), self.burst_mhz, drift, limit, self.rule)
+        return limit_signals(self.readings(since), self.burst_mhz, drift, limit, self.rule)
 
     def _probe_s(self) -> float:
         instant = any(r.power_now_w is not None for r in self.readings())
@@ -184,19 +191,22 @@ class _LoadPhase:
         self.monitor.poll()
         t = self.elapsed()
         closed = t >= self._next_window
+        opened = self._next_window - self.rule.window_s
         if closed:
             window = self.values[self._mark :]
             self.windows.append(statistics.fmean(window))
             self.medians.append(statistics.median(window))
             self._mark = len(self.values)
             self._next_window = t + self.rule.window_s
-        if not self._probed and t >= self._probe_s():
+        probe = self._probe_s()
+        if not self._probed and t >= probe:
             self._probed = True
-            self.signals = self._signals(statistics.median(self.values))
+            half = len(self.values) // 2
+            self.signals = self._signals(statistics.median(self.values[half:]), probe / 2)
             if not self.signals:
                 return STOP_NO_LIMIT
         if closed and self._probed:
-            self.signals = self._signals(self.windows[-1]) or self.signals
+            self.signals = self._signals(self.windows[-1], opened) or self.signals
             if self._stable(t):
                 return STOP_STABLE
         return STOP_BUDGET if t >= self.rule.budget_s else None
@@ -206,6 +216,43 @@ class _LoadPhase:
         if t < rule.min_load_s or len(w) < 2 or not _agree(w[-2], w[-1], rule.tol):
             return False
         return _agree(w[-1], self.medians[-1], rule.spread)
+
+
+class Streamed:
+    """A sampler seen through its `stream()` (hot mode, device-bound calls: `gpu.EventSampler`):
+    samples back to back with no gap, as in a real loop; `close()` waits for the one in flight.
+    Any other sampler passes through unchanged."""
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.inner = sampler
+        self.streaming = bool(getattr(sampler, "device_bound", False)) and hasattr(
+            sampler, "stream"
+        )
+        self.mode, self.timer = sampler.mode, sampler.timer
+        self.fixed_calls, self.max_calls = sampler.fixed_calls, sampler.max_calls
+        self.min_sample_us = sampler.min_sample_us
+
+    def first_call(self) -> float:
+        return self.inner.first_call()
+
+    def sample(self, calls: int) -> float:
+        if not self.streaming:
+            return self.inner.sample(calls)
+        stream = self.inner.stream  # type: ignore[attr-defined]
+        value: float | None = stream(calls)
+        while value is None:  # the first: one more behind it, then its time
+            value = stream(calls)
+        return value
+
+    def close(self) -> None:
+        if self.streaming:
+            self.inner.stream_end()  # type: ignore[attr-defined]
+
+    def host_us_per_call(self) -> float | None:
+        return self.inner.host_us_per_call()
+
+    def guard_underruns(self) -> int:
+        return self.inner.guard_underruns()
 
 
 def load(
@@ -265,20 +312,23 @@ def run(
         power = burst_power(warm + burst, before, srule, monitor.power_limit_w)
         return Outcome(_sampled(burst, seen + warm, ok, calls, burst_stop, clock() - start), power)
     per_call = statistics.median(burst) if burst else 1.0
-    phase = load(
-        sampler, load_calls(sampler, per_call, srule), burst, srule, clock, monitor, max_mhz(before)
-    )
+    loaded = Streamed(sampler)
+    calls_loaded = load_calls(sampler, per_call, srule)
+    phase = load(loaded, calls_loaded, burst, srule, clock, monitor, max_mhz(before))
     sampled_from = clock()
+    if phase.stop == STOP_NO_LIMIT:
+        loaded.close()
     if phase.stop == STOP_NO_LIMIT and state == "both":
         values, stop, n = burst, burst_stop, calls
     elif phase.stop == STOP_NO_LIMIT:
         values, stop = loop.collect(sampler, calls, rule, clock, monitor.poll)
         n = calls
-    else:
+    else:  # right on, in the same samples: a pause lets the clock back up
         held = dataclasses.replace(
             rule, min_s=srule.window_s, budget_s=max(rule.budget_s, srule.window_s)
         )
-        values, stop = loop.collect(sampler, phase.calls, held, clock, monitor.poll)
+        values, stop = loop.collect(loaded, phase.calls, held, clock, monitor.poll)
+        loaded.close()
         n = phase.calls
     power = loaded_power(state, phase, srule, burst, before, monitor, sampled_from)
     return Outcome(_sampled(values, seen + warm, ok, n, stop, clock() - start), power)

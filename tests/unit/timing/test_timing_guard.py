@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from gpuscope.timing.gpu import EventSampler
+from gpuscope.timing.sustain import Streamed
 
 CYCLES_PER_US = 1000.0  # the fake device's spin rate
 
@@ -91,3 +92,29 @@ def test_host_bound_calls_keep_a_guard_for_the_whole_batch() -> None:
     device.log.clear()
     sampler.sample(10)
     assert device.log == ["guard", "event", "event"] + ["call"] * 10 + ["query", "event"]
+
+
+def test_streamed_samples_follow_each_other_with_no_guard_and_no_wait() -> None:
+    sampler, device = _sampler(call_us=1500.0)
+    sampler.sample(4)  # a guarded sample: now known to be device-bound
+    assert sampler.device_bound
+    loaded = Streamed(sampler)
+    assert loaded.streaming
+    device.log.clear()
+    device.sleeps.clear()
+    assert loaded.sample(4) == pytest.approx(1500.0)  # primes one behind it, returns the first
+    assert loaded.sample(4) == pytest.approx(1500.0)
+    loaded.close()
+    # three samples enqueued back to back (start, 4 calls, end), never a guard in between
+    assert device.log == (["event"] + ["call"] * 4 + ["event"]) * 3
+    assert device.sleeps == []
+
+
+def test_host_bound_samplers_are_not_streamed() -> None:
+    sampler, device = _sampler(call_us=0.01)
+    sampler.sample(10)
+    loaded = Streamed(sampler)
+    assert not loaded.streaming
+    device.log.clear()
+    loaded.sample(10)
+    assert device.log[0] == "guard"

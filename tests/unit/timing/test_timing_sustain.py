@@ -144,6 +144,27 @@ def test_light_work_stops_after_the_probe_and_reports_unlimited() -> None:
     assert warnings_for(m) == []
 
 
+def test_a_cap_left_by_earlier_work_does_not_count() -> None:
+    # light work right after a heavy GEMM (seen on an H100): the first ~0.2 s still read the
+    # software power cap and a 665 W one-second average; the instantaneous power is low
+    def read_after_heavy(clock: FakeClock) -> Callable[[], ClockSample]:
+        def read() -> ClockSample:
+            left = clock.t < 0.2
+            return ClockSample(
+                t_s=clock.t,
+                sm_mhz=1440.0 if left else 1980.0,
+                reasons=0x4 if left else 0,
+                power_w=665.0 - 300.0 * clock.t,
+                power_now_w=300.0,
+            )
+
+        return read
+
+    m = _bench(lambda t: 10.0, read_after_heavy)
+    assert m.power is not None
+    assert (m.power.reported, m.power.signals) == ("unlimited", ())
+
+
 def test_without_a_monitor_drift_alone_finds_the_limit_after_a_longer_probe() -> None:
     m = _bench(lambda t: 100.0 if t < 0.3 else 110.0, None)
     p = m.power
