@@ -32,6 +32,7 @@ COPY_INFO = 0.01
 COPY_DOMINANT = 0.30  # copies this share of busy time: they dominate the device
 ATTENTION_MIN = 0.01  # hand-written attention: its GPU time over kernel time
 GEMM_SHARE_FIRES = 0.50
+COLD_UNRELIABLE = 0.25  # cold start this share of the window: host-bound advice is provisional
 ATTENTION_OPS = ("aten::bmm", "aten::baddbmm")
 SOFTMAX_OPS = ("aten::_softmax", "aten::softmax", "aten::_safe_softmax")
 
@@ -80,14 +81,31 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
         evidence["cpu_op_time_us"] = us(cpu)
     if a.verdict.queue_p50_ns is not None:
         evidence["launch_queue_p50_us"] = us(a.verdict.queue_p50_ns)
+    cold = _cold_share(a)
+    caveat, action = "", _host_action(a)
+    if cold >= COLD_UNRELIABLE:
+        evidence["cold_start_share_of_window"] = round(cold, 4)
+        caveat = (
+            f"; but {cold:.0%} of the window is cold start (see cold-start), so this may be the "
+            "first iteration's host work, not the steady state's"
+        )
+        then = action[0].lower() + action[1:]
+        action = f"Profile after warm-up first (see cold-start); if it persists: {then}"
     return finding(
         "cpu-bottleneck",
-        "warning" if share >= HOST_WAIT_WARNING else "info",
+        "warning" if share >= HOST_WAIT_WARNING and cold < COLD_UNRELIABLE else "info",
         f"host-bound: the GPU waits {_time(waiting)} ({share:.0%} of its span) for the "
-        f"host to launch the next work (warning at ≥ {HOST_WAIT_WARNING:.0%}){ratio}",
-        _host_action(a),
+        f"host to launch the next work (warning at ≥ {HOST_WAIT_WARNING:.0%}){ratio}{caveat}",
+        action,
         evidence,
     )
+
+
+def _cold_share(a: Analysis) -> float:
+    """The share of the window the cold-start analysis attributes to first-call work."""
+    extra = a.extras.get("cold_start")
+    share = getattr(extra.result, "share", 0.0) if extra is not None and extra.result else 0.0
+    return float(share)
 
 
 def _host_action(a: Analysis) -> str:
@@ -342,17 +360,25 @@ def gemm_heavy(a: Analysis) -> Finding | None:
     if share is None or share < GEMM_SHARE_FIRES or (extra is not None and extra.result):
         return None
     top = [g for g in a.groups if g.category == "gemm"][:5]
+    graphed = _graph_share(a) >= GRAPH_REPLAYED
     why = (
         "the trace has no recorded shapes"
         if not (a.trace.ops.input_dims >= 0).any()
+        else "their kernels are replayed from CUDA/HIP graphs, which carry no operator shapes"
+        if graphed
         else "their shapes or the device's peak are not known"
+    )
+    how = (
+        "Profile one eager step (without graph capture) with record_shapes=True"
+        if graphed and (a.trace.ops.input_dims >= 0).any()
+        else "Profile with record_shapes=True"
     )
     return finding(
         "gemm-heavy",
         "info",
         f"GEMMs take {share:.0%} of kernel time (reported at ≥ {GEMM_SHARE_FIRES:.0%}); {why}, "
         "so whether they run near the hardware's peak cannot be judged",
-        "Profile with record_shapes=True to judge GEMM efficiency; if they are slow for their "
+        f"{how} to judge GEMM efficiency; if they are slow for their "
         "shapes, tune them (PyTorch TunableOp, hipBLASLt / cuBLASLt algorithm selection), pad "
         "dimensions to multiples of 64, fuse projections (one QKV GEMM instead of three).",
         {

@@ -169,3 +169,38 @@ def test_header_metadata_after_an_object_valued_key(tmp_path: Path) -> None:
         {"id": 3, "name": "NVIDIA H100 #3", "arch": "sm_90", "compute_units": 132}
     ]
     assert "no-metadata" not in {f["id"] for f in report["integrity"]}
+
+
+def test_gemm_heavy_in_a_graph_replay_asks_for_an_eager_step(
+    builder: TraceBuilder, tmp_path: Path
+) -> None:
+    """Shapes were recorded, but graph-replayed kernels carry no operator: 'record shapes' would
+    be wrong advice."""
+    builder.op("aten::mm", 0.0, 5.0, ext=1)  # an eager op elsewhere, with its shapes recorded
+    builder.events[-1]["args"]["Input Dims"] = [[64, 64], [64, 64]]
+    for replay in range(5):
+        corr = 100 + replay
+        builder.runtime("cudaGraphLaunch", replay * 200.0, 5.0, corr=corr)
+        for i in range(10):
+            builder.kernel("sm90_xmma_gemm_bf16", replay * 200.0 + 10 + 15 * i, 14.0, corr=corr)
+    found = by_id(_analyze(builder, tmp_path, span=(0.0, 1000.0)))
+    heavy = found["gemm-heavy"]
+    assert "replayed from CUDA/HIP graphs" in heavy["message"]
+    assert heavy["action"].startswith("Profile one eager step")
+
+
+def test_cpu_bound_advice_on_a_cold_trace_is_provisional() -> None:
+    """MI250 training trace: 68 % of the window is first-iteration work (module loading)."""
+    traces = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "traces"
+    path = traces / "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    if not path.exists():
+        import pytest
+
+        pytest.skip(f"reference trace {path.name} not found")
+    report = gpuscope.analyze(str(path)).to_dict()
+    cold = report["cold_start"]["share"]
+    cpu = by_id(report)["cpu-bottleneck"]
+    assert cold >= 0.25
+    assert cpu["severity"] == "info" and "cold start" in cpu["message"]
+    assert cpu["evidence"]["cold_start_share_of_window"] == round(cold, 4)
+    assert cpu["action"].startswith("Profile after warm-up first")
