@@ -565,3 +565,16 @@ def test_csv_cut_inside_its_header_line(tmp_path: Path) -> None:
     )  # `"Percentage` without its closing quote
     outcome = run(path, tmp_path, cut=True)
     assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail
+
+
+def test_rocprofv3_json_registers_and_grid_past_int64(tmp_path: Path) -> None:
+    """rocprofv3:1002 (seed 1, json.bad-number): a register count of 2^64 - 1 (msgspec takes
+    unsigned 64-bit) overflowed the int64 register column; a grid size too."""
+    from tests.unit.trace.test_rocprofv3 import json_document
+
+    document = json_document(908)
+    process = document["rocprofiler-sdk-tool"][0]
+    process["kernel_symbols"][1]["arch_vgpr_count"] = 2**64 - 1
+    dispatch = process["buffer_records"]["kernel_dispatch"][0]["dispatch_info"]
+    dispatch["grid_size"]["x"] = 2**64 - 1
+    run(write(tmp_path / "908_results.json", json.dumps(document)), tmp_path)

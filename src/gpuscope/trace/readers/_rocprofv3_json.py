@@ -171,7 +171,7 @@ def _registers(kernel_ids: I64, names: _Names) -> dict[str, I64]:
     for key, field in (("vgpr", "arch_vgpr_count"), ("accum", "accum_vgpr_count"),
                        ("sgpr", "sgpr_count")):  # fmt: skip
         values = [getattr(names.symbols.get(int(k)), field, -1) for k in unique]
-        found[key] = np.array(values, np.int64)[inverse]
+        found[key] = _ints(values)[inverse]
     return found
 
 
@@ -287,7 +287,7 @@ def _streams(streams: list[js.Handle | None], fallback: I64) -> I64:
 
 
 def _dims(dims: list[js.Dim3]) -> I64:
-    return np.array([(d.x, d.y, d.z) for d in dims], np.int64).reshape(-1, 3)
+    return _ints([v for d in dims for v in (d.x, d.y, d.z)]).reshape(-1, 3)
 
 
 def lookup(keys: I64, table: dict[int, int]) -> I64:
