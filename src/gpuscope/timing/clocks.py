@@ -15,8 +15,9 @@ from gpuscope.timing.measurement import ClockSample, Environment
 from gpuscope.timing.sampler import Clock
 
 # NVML clock-event ("throttle") reasons that mean the SM clock was held below what it could run
+SW_POWER_CAP = 0x4
 SLOWDOWN_REASONS = {
-    0x4: "software power cap",
+    SW_POWER_CAP: "software power cap",
     0x8: "hardware slowdown",
     0x20: "software thermal slowdown",
     0x40: "hardware thermal slowdown",
@@ -199,9 +200,9 @@ def open_monitor(env: Environment, torch: Any, clock: Clock) -> Monitor:
     return NullMonitor()
 
 
-def slowdowns(samples: tuple[ClockSample, ...]) -> list[str]:
-    """Names of the slowdown reasons seen in any sample."""
+def slowdowns(samples: tuple[ClockSample, ...], ignore: int = 0) -> list[str]:
+    """Names of the slowdown reasons seen in any sample (bits in `ignore` left out)."""
     seen = 0
     for sample in samples:
         seen |= sample.reasons or 0
-    return [name for bit, name in SLOWDOWN_REASONS.items() if seen & bit]
+    return [name for bit, name in SLOWDOWN_REASONS.items() if seen & bit & ~ignore]

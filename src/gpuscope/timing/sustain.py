@@ -18,11 +18,13 @@ samples stay under 1 % of the time, so the duty cycle is a real loop's) and ends
   mean;
 * "budget" after `budget_s` (the reported state is then "unsettled").
 
-Signals (`limit_signals`): NVML clock-event reasons (power cap, HW slowdown, thermal, power
-brake); power ≥ 90 % of the enforced limit; an SM clock 3 % under the burst clock where the
-library reports no reasons (amdsmi); a per-call time 2 % away from the burst median (any
-vendor, also without a monitor). The reported samples are taken right after, with no pause
-(a pause of ~0.1 s lets the clock back up) and in the same long samples.
+Signals (`limit_signals`), from recent readings only: NVML clock-event reasons (HW slowdown,
+thermal, power brake, and the software power cap unless this work's instantaneous power stays
+well under the limit: then earlier work left it); power ≥ 90 % of the enforced limit; an SM
+clock 3 % under the burst clock where the library reports no reasons (amdsmi); a per-call time
+2 % away from the burst median (any vendor, also without a monitor). The reported samples are
+taken right after, with no pause (a pause of ~0.1 s lets the clock back up) and in the same long
+samples.
 
 Why means and a median-to-mean check: under the cap the per-call time swings with the power
 controller (H100 8192³: 0.5 s at 1565 µs, 0.5 s at 1667 µs, 3–5 s after the start, decaying
@@ -42,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuscope.timing import loop
-from gpuscope.timing.clocks import Monitor, slowdowns
+from gpuscope.timing.clocks import SW_POWER_CAP, Monitor, slowdowns
 from gpuscope.timing.measurement import ClockSample, PowerState
 from gpuscope.timing.sampler import Clock, Sampler
 
@@ -120,7 +122,11 @@ def limit_signals(
     seen before it, `drift` the relative change of the per-call time against the burst.
     """
     out = []
-    reasons = slowdowns(tuple(readings))
+    instant = [r.power_now_w for r in readings if r.power_now_w is not None]
+    # a software power cap while this work draws well under the limit is left by earlier work
+    # (the ~1 s average still holds it: seen for > 0.5 s after an 8192³ GEMM loop on an H100)
+    residual = bool(instant and limit_w and max(instant) < rule.power_near * limit_w)
+    reasons = slowdowns(tuple(readings), ignore=SW_POWER_CAP if residual else 0)
     if reasons:
         out.append("clock-event reasons: " + ", ".join(reasons))
     low = min((r.sm_mhz for r in readings if r.sm_mhz), default=None)
@@ -129,9 +135,7 @@ def limit_signals(
         out.append(f"SM clock {burst_mhz:.0f} → {low:.0f} MHz")
     # the instantaneous power where the library reports it: the ~1 s average still carries the
     # work before (light work right after a heavy GEMM reads 665 W on an H100)
-    watts = [r.power_now_w for r in readings if r.power_now_w is not None] or [
-        r.power_w for r in readings if r.power_w is not None
-    ]
+    watts = instant or [r.power_w for r in readings if r.power_w is not None]
     if limit_w and watts and max(watts) >= rule.power_near * limit_w:
         out.append(f"power {max(watts):.0f} W ≥ {rule.power_near:.0%} of the {limit_w:.0f} W limit")
     if drift is not None and abs(drift) > rule.drift:
@@ -176,8 +180,8 @@ class _LoadPhase:
         return [r for r in self.monitor.samples() if r.t_s >= self.start + since]
 
     def _signals(self, current_us: float, since: float) -> list[str]:
-        """Signals in the readings from `since` on: recent ones, so that a cap or a power
-        average left by earlier work does not count (it fades within a few tenths of a second)."""
+        """Signals in the readings from `since` on: recent ones, so that a power average left
+        by earlier work fades out of them."""
         drift = current_us / self.burst_us - 1 if self.burst_us > 0 else None
         limit = self.monitor.power_limit_w
         return limit_signals(self.readings(since), self.burst_mhz, drift, limit, self.rule)

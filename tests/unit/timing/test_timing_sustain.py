@@ -45,7 +45,9 @@ def h100(t: float) -> float:
     return STEADY
 
 
-def h100_reading(clock: FakeClock, capped_from: float = 0.15) -> Callable[[], ClockSample]:
+def h100_reading(
+    clock: FakeClock, capped_from: float = 0.15, drawing_from: float = 0.05
+) -> Callable[[], ClockSample]:
     def read() -> ClockSample:
         t = clock.t
         return ClockSample(
@@ -53,7 +55,7 @@ def h100_reading(clock: FakeClock, capped_from: float = 0.15) -> Callable[[], Cl
             sm_mhz=round(1980.0 * BOOST / h100(t)),
             reasons=0x4 if t >= capped_from else 0,
             power_w=min(LIMIT_W, 120.0 + 600.0 * t),
-            power_now_w=820.0 if t >= 0.05 else 120.0,
+            power_now_w=820.0 if t >= drawing_from else 120.0,
         )
 
     return read
@@ -145,11 +147,11 @@ def test_light_work_stops_after_the_probe_and_reports_unlimited() -> None:
 
 
 def test_a_cap_left_by_earlier_work_does_not_count() -> None:
-    # light work right after a heavy GEMM (seen on an H100): the first ~0.2 s still read the
-    # software power cap and a 665 W one-second average; the instantaneous power is low
+    # light work right after a heavy GEMM (seen on an H100): the probe still reads the software
+    # power cap and a 665 W one-second average; the instantaneous power is low
     def read_after_heavy(clock: FakeClock) -> Callable[[], ClockSample]:
         def read() -> ClockSample:
-            left = clock.t < 0.2
+            left = clock.t < 0.7
             return ClockSample(
                 t_s=clock.t,
                 sm_mhz=1440.0 if left else 1980.0,
@@ -222,7 +224,7 @@ def test_state_burst_runs_no_load_phase_and_says_so() -> None:
 
 
 def test_state_burst_on_an_already_capped_device_names_the_limit() -> None:
-    m = _bench(h100, lambda clock: h100_reading(clock, capped_from=0.0), state="burst")
+    m = _bench(h100, lambda clock: h100_reading(clock, 0.0, 0.0), state="burst")
     assert m.power is not None and m.power.signals
     assert (
         "already showed a power limit (clock-event reasons: software power cap"
