@@ -578,3 +578,11 @@ def test_rocprofv3_json_registers_and_grid_past_int64(tmp_path: Path) -> None:
     dispatch = process["buffer_records"]["kernel_dispatch"][0]["dispatch_info"]
     dispatch["grid_size"]["x"] = 2**64 - 1
     run(write(tmp_path / "908_results.json", json.dumps(document)), tmp_path)
+
+
+def test_kineto_without_its_last_closing_brace(tmp_path: Path) -> None:
+    """kineto:2050 (seed 1, json.truncate): the keys after the events closed their own object
+    (`"distributedInfo": {"rank": 1}`) but not the document; the check saw a `}` and was done."""
+    text = kineto([kernel()])[:-1] + ', "distributedInfo": {"rank": 1}\n'
+    outcome = run(write(tmp_path / "trace.json", text), tmp_path, cut=True)
+    assert "ends after the event array" in outcome.detail

@@ -245,7 +245,7 @@ class EventStream:
             trailer = tail[1:].lstrip()
             if trailer.startswith(b","):
                 self.report.header.update(_decode_header(b"{" + trailer[1:]))
-            closed = trailer.rstrip().endswith(b"}") if is_object else True
+            closed = _closes(trailer) if is_object else True
             self.report.tail_cut = gzip_cut or not closed
             return
         self.report.truncated = True
@@ -276,6 +276,19 @@ def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
             following = _skip_ws(buf, after + 1)
             if buf[following : following + 1] == b"{" or (following >= size and final):
                 return pos
+
+
+def _closes(trailer: bytes) -> bool:
+    """Whether the text after the event array closes the document: `}` or `, "k": v, ... }`."""
+    body = trailer.strip().translate(_CONTROL_TO_SPACE)
+    if body == b"}":
+        return True
+    if not body.startswith(b","):
+        return False
+    try:
+        return isinstance(msgspec.json.decode(b"{" + body[1:]), dict)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
 
 
 def _decode_header(text: bytes) -> dict[str, Any]:
