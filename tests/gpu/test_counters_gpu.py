@@ -83,9 +83,22 @@ def _available(metrics: list[str]) -> list[str]:
 
 
 def _raw_rows(path: Path) -> list[dict[str, str]]:
+    """ncu's raw rows with every number in base units (ns, bytes): row 2 of the page says the
+    unit of each column (ncu picks msecond / usecond / Mbyte / Gbyte by magnitude)."""
     lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
     table = list(csv.reader(lines))
-    return [dict(zip(table[0], row, strict=True)) for row in table[2:]]  # row 2: units
+    units = dict(zip(table[0], table[1], strict=True))
+    rows = [dict(zip(table[0], row, strict=True)) for row in table[2:]]
+    for row in rows:
+        for name in ("gpu__time_duration.sum", "dram__bytes.sum"):
+            if name in row and units.get(name) in _SCALE:
+                row[name] = repr(_number(row[name]) * _SCALE[units[name]])
+    return rows
+
+
+# unit written by ncu -> factor to ns or bytes (ncu's byte units are decimal)
+_SCALE = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "byte": 1.0,
+          "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}  # fmt: skip
 
 
 def _number(text: str) -> float:

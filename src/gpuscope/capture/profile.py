@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import statistics
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,19 +155,21 @@ def _profile_window(
         written.append(True)
 
     schedule = prof.schedule(wait=0, warmup=1, active=iterations, repeat=1)
-    with prof.profile(
-        activities=activities,
-        schedule=schedule,
-        on_trace_ready=ready,
-        record_shapes=True,
-        with_stack=with_stack,
-    ) as p:
-        for step in range(iterations + 1):  # one profiler warm-up step, then the active ones
-            with prof.record_function(f"gpuscope.profile#{step}"):
-                fn(*args, **kwargs)
-            if step == iterations and on_gpu:
-                torch.cuda.synchronize()  # the window closes once the device is done
-            p.step()
+    with warnings.catch_warnings():  # torch's note that a cycle clears its events: intended
+        warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
+        with prof.profile(
+            activities=activities,
+            schedule=schedule,
+            on_trace_ready=ready,
+            record_shapes=True,
+            with_stack=with_stack,
+        ) as p:
+            for step in range(iterations + 1):  # one profiler warm-up step, then active ones
+                with prof.record_function(f"gpuscope.profile#{step}"):
+                    fn(*args, **kwargs)
+                if step == iterations and on_gpu:
+                    torch.cuda.synchronize()  # the window closes once the device is done
+                p.step()
     if not written:
         raise ToolError(
             "profile: torch.profiler produced no trace (its schedule never became active)"

@@ -159,6 +159,7 @@ class Windows:
         self.since = 0.0
         self.closed = False  # no more windows (a limit, or exit)
         self.notes: list[str] = []
+        self.time_window_started = threading.Event()  # the timer counts the duration from here
 
     # --- the two schedules ---------------------------------------------------------------
 
@@ -193,13 +194,17 @@ class Windows:
     def on_time(self, what: str) -> None:
         """The time window's start / end (from the timer, run on the main thread)."""
         with self.lock:
-            if what == "start" and self.mode in ("time", "auto") and self._fallback():
-                self._drop_fallback()
-            if what == "start" and self.mode in ("time", "auto") and self.profiler is None:
-                self.mode = "time"
-                self._open(scheduled=False)
-            elif what == "stop" and self.mode == "time" and self.profiler is not None:
-                self._close()
+            try:
+                if what == "start" and self.mode in ("time", "auto") and self._fallback():
+                    self._drop_fallback()  # may take a while: the timer waits for the start
+                if what == "start" and self.mode in ("time", "auto") and self.profiler is None:
+                    self.mode = "time"
+                    self._open(scheduled=False)
+                elif what == "stop" and self.mode == "time" and self.profiler is not None:
+                    self._close()
+            finally:
+                if what == "start":
+                    self.time_window_started.set()
 
     def at_exit(self) -> None:
         with self.lock:
@@ -417,6 +422,9 @@ def _start_timer(windows: Windows) -> None:
         if windows.mode not in ("time", "auto"):
             return
         wake("start")
+        # the duration counts from the window's real start (dropping the fallback first can
+        # hold the main thread for a while)
+        windows.time_window_started.wait(timeout=windows.options["max_record_s"])
         time.sleep(windows.options["duration_s"])
         wake("stop")
 
