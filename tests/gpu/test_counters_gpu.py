@@ -91,14 +91,17 @@ def _raw_rows(path: Path) -> list[dict[str, str]]:
     rows = [dict(zip(table[0], row, strict=True)) for row in table[2:]]
     for row in rows:
         for name in ("gpu__time_duration.sum", "dram__bytes.sum"):
-            if name in row and units.get(name) in _SCALE:
-                row[name] = repr(_number(row[name]) * _SCALE[units[name]])
+            if name in row:
+                unit = units.get(name, "")
+                assert unit in _SCALE, f"{name}: unit {unit!r} not known to this test"
+                row[name] = repr(_number(row[name]) * _SCALE[unit])
     return rows
 
 
 # unit written by ncu -> factor to ns or bytes (ncu's byte units are decimal)
-_SCALE = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "byte": 1.0,
-          "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}  # fmt: skip
+_SCALE = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "ns": 1.0,
+          "us": 1e3, "ms": 1e6, "s": 1e9, "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6,
+          "Gbyte": 1e9, "Tbyte": 1e12}  # fmt: skip
 
 
 def _number(text: str) -> float:
