@@ -586,3 +586,23 @@ def test_kineto_without_its_last_closing_brace(tmp_path: Path) -> None:
     text = kineto([kernel()])[:-1] + ', "distributedInfo": {"rank": 1}\n'
     outcome = run(write(tmp_path / "trace.json", text), tmp_path, cut=True)
     assert "ends after the event array" in outcome.detail
+
+
+def test_csv_cut_between_two_header_cells(tmp_path: Path) -> None:
+    """rocprofv3:6288 (seed 1, bytes.truncate): a stats header cut after a whole cell kept the
+    columns the reader needs and read as a file without rows, silently."""
+    header = '"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"'
+    path = write(tmp_path / "1_hip_stats.csv", header[: header.index(',"MinNs"')])
+    outcome = run(path, tmp_path, cut=True)
+    assert outcome.status == EXIT_2 or "header line is cut short" in outcome.detail
+
+
+def test_rpd_json_flow_ends_without_gpu_ops(tmp_path: Path) -> None:
+    """rpd:5087 (seed 1, json.bad-number): flow finish events but no GPU op left to land on
+    (IndexError in the link look-up)."""
+    call = {"pid": "7", "tid": "7", "name": "hipLaunchKernel", "ts": "100", "dur": "5", "ph": "X",
+            "args": {"desc": "hipLaunchKernel"}}  # fmt: skip
+    flow = {"cat": "api_op", "name": "api_op", "id": "1"}
+    start = {**flow, "pid": "7", "tid": "7", "ts": "101", "ph": "s"}
+    finish = {**flow, "pid": "2", "tid": "0", "ts": "200", "ph": "f", "bp": "e"}
+    run(write(tmp_path / "matmul_result.json", rpd_json([call, start, finish])), tmp_path)

@@ -129,9 +129,12 @@ def read_columns(
     if not _tail_is_complete(path, width):
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what, True)
     try:
-        return _read_fast(path, columns, skip, ints, floats, texts)
+        columns = _read_fast(path, columns, skip, ints, floats, texts)
     except (ValueError, IndexError, UnicodeDecodeError, OverflowError, csv.Error):
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what)
+    if not columns.rows and ends_mid_line(path):  # the header, whole fields, is the last line
+        columns.warnings.append("the header line is cut short (the writer died?): no rows")
+    return columns
 
 
 def _present(spec: dict[str, int | None]) -> dict[str, int]:

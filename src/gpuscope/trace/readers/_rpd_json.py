@@ -208,6 +208,8 @@ def _links(tables: dict[str, Any]) -> tuple[I64, I64]:
 def _op_of_finish(ops: dict[str, Any], finishes: dict[str, Any]) -> I64:
     """The op each `f` lands on: same start, same GPU pid and queue."""
     at = _sql.lookup(ops["ts"], finishes["ts"])
+    if not len(ops["ts"]):  # flow ends but no GPU ops
+        return at
     safe = np.maximum(at, 0)
     same = (ops["pid"][safe] == finishes["pid"]) & (ops["tid"][safe] == finishes["tid"])
     result: I64 = np.where((at >= 0) & same, at, -1) if len(ops["ts"]) else at
