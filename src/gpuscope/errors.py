@@ -14,11 +14,16 @@ class GpuscopeError(Exception):
 
     def __str__(self) -> str:
         # one `error:` line even when the message quotes a file's bytes (a lone \r, a NUL)
-        return super().__str__().translate(_ONE_LINE)
+        return one_line(super().__str__())
 
 
 # what str.splitlines() breaks at, and NUL: shown as spaces
 _ONE_LINE = dict.fromkeys(map(ord, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00"), " ")
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks (and NUL) as spaces: a message that quotes a file's bytes."""
+    return text.translate(_ONE_LINE)
 
 
 class InputError(GpuscopeError):

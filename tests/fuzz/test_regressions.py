@@ -606,3 +606,15 @@ def test_rpd_json_flow_ends_without_gpu_ops(tmp_path: Path) -> None:
     start = {**flow, "pid": "7", "tid": "7", "ts": "101", "ph": "s"}
     finish = {**flow, "pid": "2", "tid": "0", "ts": "200", "ph": "f", "bp": "e"}
     run(write(tmp_path / "matmul_result.json", rpd_json([call, start, finish])), tmp_path)
+
+
+def test_warning_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
+    """ncu:7501 (seed 1, bytes.insert): a Process ID cell holding a line break was quoted in a
+    warning ('kernels of 2 processes (pid \\n1183, 1183)'), which printed as two lines."""
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+    header += '"Block Size","Grid Size","Device","CC","gpu__time_duration.sum"\n'
+    units = '"","","","","","","","","","","","nsecond"\n'
+    row = '"{}","{}","python","host","k(int)","1","7","(128, 1, 1)","(4, 1, 1)","0","9.0","1000"\n'
+    text = header + units + row.format(0, "1183") + row.format(1, "\n1183")
+    outcome = run(write(tmp_path / "x_raw.csv", text), tmp_path)
+    assert outcome.status == OK_WARNING and "processes" in outcome.detail

@@ -21,7 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
-from gpuscope.errors import InputError, ReaderError
+from gpuscope.errors import InputError, ReaderError, one_line
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
 
@@ -156,7 +156,8 @@ def read_source(source: Source, progress: Progress | None = None) -> Trace:
 
 
 def _with_cut_databases(trace: Trace, paths: Sequence[str]) -> Trace:
-    """A warning for each SQLite file that is shorter than it says (its rows may be missing)."""
+    """A warning for each SQLite file that is shorter than it says (its rows may be missing);
+    every warning on one line (they may quote a file's bytes)."""
     from gpuscope.trace._sniff import sqlite_cut
 
     said = []
@@ -165,9 +166,10 @@ def _with_cut_databases(trace: Trace, paths: Sequence[str]) -> Trace:
         if cut:
             where = f"{Path(path).name}: " if len(paths) > 1 else ""
             said.append(f"truncated file: {where}{cut} (cut short?): rows may be missing")
-    if not said:
+    warnings = tuple(one_line(w) for w in (*said, *trace.meta.warnings))  # one line each
+    if warnings == trace.meta.warnings:
         return trace
-    meta = replace(trace.meta, truncated=True, warnings=(*said, *trace.meta.warnings))
+    meta = replace(trace.meta, truncated=trace.meta.truncated or bool(said), warnings=warnings)
     return replace(trace, meta=meta)
 
 
