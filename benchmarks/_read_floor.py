@@ -12,9 +12,9 @@ Two scopes:
   the op type that tells kernels from copies).
 
 SQLite: `np.fromiter(chain.from_iterable(cursor), int64)` over one plain `SELECT` per table —
-the fastest of the plain reads tried (fetchall + np.array: 1.25×, structured-dtype fromiter:
-the same, zip(*rows): 1.8×). CSV: `np.loadtxt` (numpy's C parser) of the integer columns, then
-of the text columns as objects — ~10× faster than the `csv` module's row loop.
+the fastest of the plain reads tried (fetchall + np.array: 1.25-1.5×, structured-dtype
+fromiter: the same, zip(*rows): 1.8×). CSV: `np.loadtxt` (numpy's C parser) of the integer
+columns, then of the text columns as objects — ~10× faster than the `csv` module's row loop.
 
     python benchmarks/_read_floor.py rpd|rocpd|nsys|csv same|kernels FILE
 """
