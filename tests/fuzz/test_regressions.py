@@ -618,3 +618,36 @@ def test_warning_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
     text = header + units + row.format(0, "1183") + row.format(1, "\n1183")
     outcome = run(write(tmp_path / "x_raw.csv", text), tmp_path)
     assert outcome.status == OK_WARNING and "processes" in outcome.detail
+
+
+# --- found by the verification run (seed 8) ----------------------------------------------------
+
+
+def test_rocprof_db_call_times_that_wrap(tmp_path: Path) -> None:
+    """rocprof:1061 (seed 8, sqlite.values): a hipMemcpy's BeginNs of -2^63 made its end
+    (begin + duration, numpy scalars) overflow while matching its copy (numpy warning)."""
+    import sqlite3
+
+    path = rocprof_db(tmp_path / "results.db", (10, 20, 2, "CopyHostToDevice", 8, ""))
+    with sqlite3.connect(path) as db:
+        db.execute('CREATE TABLE HIP ("BeginNs" INTEGER, "EndNs" INTEGER, "pid" INTEGER, '
+                   '"tid" INTEGER, "Name" TEXT, "args" TEXT, "Index" INTEGER)')  # fmt: skip
+        db.execute(
+            "INSERT INTO HIP VALUES (?, 30, 2, 7, 'hipMemcpy', "
+            "'( dst(0x1) src(0x2) sizeBytes(128) kind(1))', 8)",
+            (-(2**63),),
+        )
+    run(path, tmp_path)
+
+
+def test_ncu_launch_values_past_their_columns(tmp_path: Path) -> None:
+    """ncu:1518 (seed 8, bytes.duplicate): a register count of 150,109,880,320 overflowed the
+    int32 column; a block size past int32 and a grid past int64 likewise."""
+    header = NCU_DETAILS
+    rows = [
+        ncu_row(0, "Duration", "ns", "1000"),
+        ncu_row(0, "Registers Per Thread", "", "150109880320"),
+    ]
+    text = header + "".join(rows)
+    text = text.replace('"(128, 1, 1)","(4, 1, 1)"', f'"({2**40}, 1, 1)","({10**30}, 1, 1)"')
+    run(write(tmp_path / "x_details.csv", text), tmp_path)

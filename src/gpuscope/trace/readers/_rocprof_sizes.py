@@ -76,5 +76,6 @@ def _shared(ids: I64) -> set[int]:
 
 
 def _loose_inside(loose: I64, span: Track, call: int) -> bool:
-    begin, end = int(span.ts[call]), int(span.ts[call] + span.dur[call])
+    begin = int(span.ts[call])
+    end = max(-(2**63), min(begin + int(span.dur[call]), 2**63 - 1))  # a damaged time: no wrap
     return bool(np.searchsorted(loose, end, "right") > np.searchsorted(loose, begin, "left"))

@@ -148,8 +148,8 @@ class _Builder:
             len(kernels),
             row=np.arange(len(kernels), dtype=np.int64),
             **{f"grid_{a}": [g[i] for g in grids] for i, a in enumerate("xyz")},
-            **{f"block_{a}": [b[i] for b in blocks] for i, a in enumerate("xyz")},
-            registers=[_ns(_first(k.values, REGISTERS)) for k in kernels],
+            **{f"block_{a}": [_int32(b[i]) for b in blocks] for i, a in enumerate("xyz")},
+            registers=[_int32(_ns(_first(k.values, REGISTERS))) for k in kernels],
             shared_mem=[_ns(_add_known(s, d)) for s, d in zip(static, dynamic, strict=True)],
         )
 
@@ -235,7 +235,7 @@ def _dims(text: str) -> tuple[int, int, int]:
     found = _DIMS.match(text.strip())
     if not found:
         return -1, -1, -1
-    x, y, z = (int(v) for v in found.groups())
+    x, y, z = (int(v) if int(v) < 2**63 else -1 for v in found.groups())
     return x, y, z
 
 
