@@ -3,7 +3,9 @@ with `gpuscope run --tools cublaslt_trace,nccl_trace -- python benchmarks/libper
 replay its library_trace.csv with `gpuscope libperf --triton` (a one-rank process group from
 RANK/WORLD_SIZE, so the all-reduce replays too), then time every GEMM again directly in this
 process — the matmul the training program ran, rebuilt here from the CSV's columns (written
-apart from libperf's replay code) and timed with `gpuscope.bench` — and compare TFLOP/s.
+apart from libperf's replay code) and timed with `gpuscope.bench` on 7 fresh operand
+allocations (the median of their medians: one GEMM's time moves with where its operands lie,
+benchmarks/libperf_alloc_probe.py) — and compare TFLOP/s.
 
     PYTHONPATH=src python benchmarks/libperf_gpu_check.py --out bench-data/libperf
 
@@ -19,6 +21,7 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = Path(__file__).with_name("libperf_workload.py")
 TOLERANCE = 0.05
+DIRECT_ALLOCATIONS = 7
 
 
 def main() -> int:
@@ -158,16 +162,20 @@ def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     for r in rows:
         if r["kind"] != "gemm" or r["backend"] != "torch" or r["status"] != "ok":
             continue
-        fn, flops = _matmul(torch, r)
-        # timed twice: the spread between two direct measurements is the noise floor
-        runs = [
-            gpuscope.bench(
-                fn, flops=flops, budget_s=0.5, warmup_budget_s=0.5, peaks=False, **_state()
-            )
-            for _ in range(2)
-        ]
+        # a µs-scale GEMM's kernel time depends on where its operands lie (up to ~8 %: see
+        # benchmarks/libperf_alloc_probe.py), so the direct time is the median over fresh
+        # operand sets, all alive at once (a freed set's addresses would be handed out again)
+        held, runs = [], []
+        for i in range(DIRECT_ALLOCATIONS):
+            fn, flops = _matmul(torch, r)
+            held.append(fn)
+            runs.append(gpuscope.bench(
+                fn, flops=flops, budget_s=0.15, warmup_budget_s=0.5 if i == 0 else 0.1,
+                peaks=False, **_state(),
+            ))  # fmt: skip
+        del held
         times = [m.median_us for m in runs]
-        direct = flops / (sum(times) / 2 * 1e-6) / 1e12
+        direct = flops / (statistics.median(times) * 1e-6) / 1e12
         replayed = float(r["tflops"])
         triton = next((x for x in rows if x["config"] == r["config"] and x["backend"] == "triton"),
                       None)  # fmt: skip
@@ -177,6 +185,8 @@ def _direct(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
             "libperf_us": float(r["time_us"]), "libperf_mode": r["mode"],
             "direct_tflops": direct, "direct_us": times, "direct_mode": runs[0].mode,
             "direct_spread": max(times) / min(times) - 1,
+            "libperf_kernels": r.get("kernels", ""), "libperf_note": r["note"],
+            "direct_kernels": " + ".join(runs[0].kernel_names),
             "ratio": replayed / direct,
             "triton_tflops": float(triton["tflops"]) if triton and triton["tflops"] else None,
             "triton_status": triton["status"] if triton else None,
@@ -236,17 +246,28 @@ def _table(s: dict[str, Any]) -> None:
               f"{c['status']} {c['time_us']} us {c['gbps']} GB/s")  # fmt: skip
     verdicts = {c["config"]: c for c in s["comparisons"] if c["b"] == "triton"}
     print(f"{'GEMM (column-major)':<34}{'calls':>6}{'libperf':>10}{'direct':>10}{'ratio':>8}"
-          f"{'noise':>7}{'mode':>8}{'triton':>9}  triton vs torch")  # fmt: skip
+          f"{'spread':>7}{'mode':>8}{'kern':>5}{'triton':>9}  triton vs torch")  # fmt: skip
     for c in s["checks"]:
         tri = f"{c['triton_tflops']:.1f}" if c["triton_tflops"] else "-"
         pair = verdicts.get(c["config"])
         verdict = f"{pair['verdict']} x{pair['speedup']:.2f}" if pair else c["triton_status"] or ""
         print(f"{c['shape']:<34}{c['calls']:>6}{c['libperf_tflops']:>10.1f}"
               f"{c['direct_tflops']:>10.1f}{c['ratio']:>8.3f}{c['direct_spread']:>7.3f}"
-              f"{c['libperf_mode']:>8}{tri:>9}  "
+              f"{c['libperf_mode']:>8}{_same(c):>5}{tri:>9}  "
               f"{verdict[:28]}")  # fmt: skip
+    for c in s["checks"]:
+        if _same(c) == "diff":
+            print(f"  {c['shape']}: libperf ran {c['libperf_kernels']}")
+            print(f"  {' ' * len(c['shape'])}  direct ran {c['direct_kernels']}")
     worst = max((abs(c["ratio"] - 1) for c in s["checks"]), default=0.0)
     print(f"worst |ratio-1| = {worst:.3f} (tolerance {s['tolerance']}); ok = {s['ok']}")
+
+
+def _same(c: dict[str, Any]) -> str:
+    """Did libperf's replay and the direct call run the same kernels? (? where unprofiled)"""
+    if not c["libperf_kernels"] or not c["direct_kernels"]:
+        return "?"
+    return "same" if c["libperf_kernels"] == c["direct_kernels"] else "diff"
 
 
 if __name__ == "__main__":

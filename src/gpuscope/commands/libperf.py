@@ -37,6 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--config-budget-s", type=float, default=0.5, metavar="S",
                         help="gpuscope.bench sampling budget per config (default 0.5)")  # fmt: skip
+    parser.add_argument(
+        "--allocations", type=int, default=5, metavar="N",
+        help="time each GEMM/convolution on N fresh operand allocations and report the median "
+        "(a µs-scale kernel's time moves by up to ~8%% with where its operands lie; default 5)",
+    )  # fmt: skip
     parser.add_argument("--timeout-s", type=float, default=120.0, metavar="S",
                         help="end a vendor binary after S seconds (default 120)")  # fmt: skip
     parser.add_argument(
@@ -73,6 +78,7 @@ def main(args: argparse.Namespace) -> int:
         backends=tuple(b.strip() for b in args.backends.split(",") if b.strip()),
         limit=args.limit, budget_s=args.budget_s, config_budget_s=args.config_budget_s,
         timeout_s=args.timeout_s, triton=args.triton, state=args.state,
+        allocations=args.allocations,
     )  # fmt: skip
     options.validate()
     with _progress() as progress:

@@ -35,7 +35,8 @@ CONV_COLUMNS = (
 COMM_COLUMNS = ("collective", "count", "reduce_op", "nranks", "root", "bytes")
 RESULT_COLUMNS = (
     "backend", "status", "time_us", "total_time_us", "tflops", "gbps", "peak_fraction", "peak",
-    "peak_source", "roofline_fraction", "mode", "samples", "tool_rate", "command", "note",
+    "peak_source", "roofline_fraction", "mode", "samples", "tool_rate", "command", "kernels",
+    "note",
 )  # fmt: skip
 COLUMNS = (
     *MADENGINE_COLUMNS, "libraries", "kind", *GEMM_COLUMNS, *CONV_COLUMNS, *COMM_COLUMNS,
@@ -149,7 +150,8 @@ def cells(row: PerfRow, *, jobid: str, created: str, model: str) -> list[Cell]:
     tail: list[Cell] = [
         r.backend, r.status, _num(r.time_us), _num(m.total_us), _num(m.tflops), _num(m.gbps),
         _num(m.peak_fraction, 4), _num(m.peak), m.peak_source, _num(m.roofline_fraction, 4),
-        r.mode, len(r.samples_us) or None, r.tool_rate, r.command, r.note, SCHEMA,
+        r.mode, len(r.samples_us) or None, r.tool_rate, r.command, " + ".join(r.kernels), r.note,
+        SCHEMA,
     ]  # fmt: skip
     return head + _gemm_cells(c) + _conv_cells(c) + _comm_cells(c) + tail
 

@@ -32,7 +32,9 @@ class Options:
     it is spent get `not replayed: budget`); `config_budget_s` is gpuscope.bench's sampling
     budget per config and `state` its power state (burst: a short run per config, as the
     replays of many configs can afford; sustained: each config loads the GPU until a
-    power-limited one settles, 0.5 to 15 s more); `timeout_s` ends a vendor binary."""
+    power-limited one settles, 0.5 to 15 s more); `timeout_s` ends a vendor binary;
+    `allocations` is how many fresh operand sets a GEMM / convolution is timed on (the
+    per-config budget is shared between them; the median of their medians is reported)."""
 
     backends: tuple[str, ...] = BACKENDS
     limit: int | None = None
@@ -41,6 +43,7 @@ class Options:
     timeout_s: float = 120.0
     triton: bool = False
     state: str = "burst"  # gpuscope.bench's power state per config (see docs/libperf.md)
+    allocations: int = 5
 
     def validate(self) -> None:
         unknown = [b for b in self.backends if b not in BACKENDS]
@@ -51,6 +54,8 @@ class Options:
             )
         if self.state not in ("burst", "sustained", "both"):
             raise ConfigError(f"--state {self.state}: expected burst, sustained or both")
+        if self.allocations < 1:
+            raise ConfigError(f"--allocations {self.allocations}: expected a count >= 1")
         if self.limit is not None and self.limit < 0:
             raise ConfigError(f"--limit {self.limit}: expected a count >= 0")
         for name, value in (("--budget-s", self.budget_s), ("--timeout-s", self.timeout_s),

@@ -20,7 +20,8 @@ class Result:
     `not replayed: budget|limit`. `time_us` is the time per call (the median of `samples_us` for
     gpuscope's harness; a binary's own mean, one value, for vendor binaries). `command` is the
     exact command line run (vendor) or the PyTorch call (torch); `tool_rate` what the binary
-    itself printed (its GFLOP/s or bus bandwidth) beside gpuscope's own rate.
+    itself printed (its GFLOP/s or bus bandwidth) beside gpuscope's own rate; `kernels` the
+    kernels one call ran, where the harness profiled them (which algorithm the library chose).
     """
 
     backend: str
@@ -31,6 +32,7 @@ class Result:
     command: str = ""
     note: str = ""
     tool_rate: str = ""
+    kernels: tuple[str, ...] = ()  # the device kernels one call ran (kernel mode), in order
     comparison: Any = None  # gpuscope.timing.ab.Comparison against the torch result, if run
 
     @property

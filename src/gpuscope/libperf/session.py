@@ -53,7 +53,7 @@ def run(
         group = process_group(torch)
         replayer = TorchReplay(
             torch, budget_s=options.config_budget_s, group=group, triton=options.triton,
-            state=options.state,
+            state=options.state, allocations=options.allocations,
         )  # fmt: skip
     device, peaks, warnings = describe_device(torch, measure_peaks)
     try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import statistics
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ COMM_DTYPES = {
 }  # fmt: skip
 BIAS_EPILOGUES = ("bias", "relu_bias", "gelu_bias")
 LOCKSTEP_WARMUP, LOCKSTEP_SAMPLES, LOCKSTEP_CALLS = 3, 20, 5
+ALLOCATIONS = 5  # fresh operand sets a GEMM / convolution is timed on (see TorchReplay._timed)
 
 Bench = Callable[..., Any]  # gpuscope.timing.harness.bench's signature
 
@@ -61,7 +63,8 @@ class TorchReplay:
     """PyTorch replays of GEMMs, convolutions and collectives on the current device.
 
     `bench` is `gpuscope.timing.harness.bench` (injectable for tests); `group` the
-    torch.distributed module when a process group is up (see `process_group`)."""
+    torch.distributed module when a process group is up (see `process_group`); `allocations`
+    how many fresh operand sets each GEMM / convolution is timed on (the median is reported)."""
 
     def __init__(
         self,
@@ -73,6 +76,7 @@ class TorchReplay:
         triton: bool = False,
         compare: Bench | None = None,
         state: str = "burst",
+        allocations: int = ALLOCATIONS,
     ) -> None:
         from gpuscope.timing import ab, harness
 
@@ -83,6 +87,7 @@ class TorchReplay:
         self.group = group
         self.triton = triton
         self.state = state
+        self.allocations = max(1, allocations)
 
     def _state(self) -> dict[str, str]:
         """gpuscope.bench's power-state option, where this harness has one."""
@@ -102,35 +107,73 @@ class TorchReplay:
             return [Result(BACKEND, skipped(p.reason))]
         if isinstance(p, Comm):
             return [self._collective(config, p)]
+        torch, accumulate = self.torch, config.accumulate
+
+        def build() -> Prepared:
+            return gemm_call(torch, p, accumulate) if isinstance(p, Gemm) else conv_call(torch, p)
+
         try:
-            prepared = (
-                gemm_call(self.torch, p, config.accumulate)
-                if isinstance(p, Gemm)
-                else conv_call(self.torch, p)
-            )
+            prepared = build()
         except UnsupportedError as why:
             return [Result(BACKEND, skipped(str(why)))]
         except Exception as error:  # any backend failure is a row, not a crash
             return [Result(BACKEND, failed(error_reason(error)))]
-        results = [self._timed(config, prepared)]
+        results = [self._timed(config, prepared, build)]
         if self.triton and isinstance(p, Gemm):
             results.append(self._triton(config, p, prepared, results[0]))
         return results
 
-    def _timed(self, config: Config, prepared: Prepared) -> Result:
+    def _timed(self, config: Config, prepared: Prepared, build: Callable[[], Prepared]) -> Result:
+        """The median over `allocations` fresh operand sets of gpuscope.bench's median on each:
+        one µs-scale GEMM's kernel time moves by up to ~8 % with where its operands lie in
+        memory (same kernel; docs/libperf.md), so one allocation is one draw of that spread."""
+        measured: list[Any] = []
+        held = [prepared]  # alive, so that each new set lands at new addresses
+        stopped = ""
         try:
-            with _tf32(self.torch, prepared.tf32):
-                m = self._bench(
-                    prepared.fn, name=prepared.call, budget_s=self.budget_s,
-                    warmup_budget_s=min(0.5, self.budget_s), flops=config.flops,
-                    bytes=config.bytes, peaks=False, **self._state(),
-                )  # fmt: skip
+            for i in range(self.allocations):
+                if i:
+                    try:
+                        held.append(build())
+                    except Exception as error:  # e.g. out of memory: keep what was measured
+                        stopped = f"allocation {i + 1} failed ({error_reason(error)})"
+                        break
+                measured.append(self._bench_one(config, held[-1], measured[:1]))
         except Exception as error:
-            return Result(BACKEND, failed(error_reason(error)), command=prepared.call)
+            if not measured:
+                return Result(BACKEND, failed(error_reason(error)), command=prepared.call)
+            stopped = f"allocation {len(measured) + 1} failed ({error_reason(error)})"
+        del held[1:]
+        medians = [float(m.median_us) for m in measured]
+        kernels = [tuple(str(k) for k in getattr(m, "kernel_names", ()) or ()) for m in measured]
+        note = [prepared.note] if prepared.note else []
+        if len(measured) > 1:
+            each = " / ".join(f"{us:.3f}" for us in medians)
+            note.append(f"median of {len(measured)} operand allocations: {each} µs")
+        if stopped:
+            note.append(stopped)
+        if len(set(kernels)) > 1:
+            note.append("kernels differ between allocations: " + " | ".join(
+                " + ".join(k) for k in dict.fromkeys(kernels)
+            ))  # fmt: skip
+        samples = tuple(float(x) for m in measured for x in m.samples_us)
         return Result(
-            BACKEND, OK, time_us=float(m.median_us), samples_us=tuple(m.samples_us),
-            mode=str(m.mode), command=prepared.call, note=prepared.note,
+            BACKEND, OK, time_us=statistics.median(medians), samples_us=samples,
+            mode=str(measured[0].mode), command=prepared.call, note="; ".join(note),
+            kernels=kernels[0],
         )  # fmt: skip
+
+    def _bench_one(self, config: Config, prepared: Prepared, before: list[Any]) -> Any:
+        budget = self.budget_s / self.allocations
+        # the first allocation warms the device up and picks the mode ("auto": kernel mode for
+        # µs-scale calls); the next ones warm only their own operands and keep that mode
+        warmup = min(0.1, budget) if before else min(0.5, self.budget_s)
+        mode = {"mode": "kernel"} if before and before[0].mode == "kernel" else {}
+        with _tf32(self.torch, prepared.tf32):
+            return self._bench(
+                prepared.fn, name=prepared.call, budget_s=budget, warmup_budget_s=warmup,
+                flops=config.flops, bytes=config.bytes, peaks=False, **self._state(), **mode,
+            )  # fmt: skip
 
     def _triton(self, config: Config, g: Gemm, prepared: Prepared, torch_result: Result) -> Result:
         from gpuscope.libperf import triton_gemm

@@ -130,7 +130,7 @@ def test_csv_is_ranked_by_total_time_with_madengine_columns_first(tmp_path: Path
     pairs = [
         (opaque, Result("torch", "skipped: no sizes")),
         (big, Result("torch", "ok", time_us=50.0)),
-        (small, Result("torch", "ok", time_us=2.0)),  # 2000 µs in all: first
+        (small, Result("torch", "ok", time_us=2.0, kernels=("nvjet_a", "splitk_reduce"))),
         (small, Result("rocblas-bench", "ok", time_us=1.5)),
     ]
     rows = rows_for(pairs)
@@ -146,7 +146,8 @@ def test_csv_is_ranked_by_total_time_with_madengine_columns_first(tmp_path: Path
     assert (first["jobid"], first["model"], first["calls"], first["created_date"]) == (
         "9", "bert", "1000", "2026-11-23 00:00:00",
     )  # fmt: skip
-    assert float(first["total_time_us"]) == 2000.0
+    assert float(first["total_time_us"]) == 2000.0  # 1000 calls × 2 µs: first
+    assert first["kernels"] == "nvjet_a + splitk_reduce" and read[1]["kernels"] == ""
     assert float(first["tflops"]) == pytest.approx(2 * 64**3 / 2e-6 / 1e12, rel=1e-3)
     assert read[-1]["status"] == "skipped: no sizes" and read[-1]["schema"] == output.SCHEMA
 

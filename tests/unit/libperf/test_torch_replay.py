@@ -9,6 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from gpuscope.libperf import configs
 from gpuscope.libperf.configs import Comm, Conv, Gemm, Opaque
 from gpuscope.libperf.torch_replay import TorchReplay
@@ -29,16 +31,18 @@ class Bench:
     def __call__(self, fn: Any, **options: Any) -> Any:
         fn()
         self.options.append(options)
-        return SimpleNamespace(median_us=self.us, samples_us=(self.us,) * 3, mode="hot")
+        return SimpleNamespace(
+            median_us=self.us, samples_us=(self.us,) * 3, mode="kernel", kernel_names=("k1",)
+        )
 
 
 def config(problem: configs.Problem, accumulate: bool = False) -> configs.Config:
     return configs.Config(problem, 1, "x", "x", ("x",), accumulate=accumulate)
 
 
-def replay_all(found: list[configs.Config]) -> tuple[Any, Bench, list[Any]]:
+def replay_all(found: list[configs.Config], allocations: int = 1) -> tuple[Any, Bench, list[Any]]:
     torch, bench = standin_torch.make(), Bench()
-    replay = TorchReplay(torch, bench=bench)
+    replay = TorchReplay(torch, bench=bench, allocations=allocations)
     results = [r for c in found for r in replay.run(c)]
     return torch, bench, results
 
@@ -47,6 +51,7 @@ def test_gemms_are_rebuilt_as_the_program_ran_them(tmp_path: Path) -> None:
     found = configs_of(trace_from_logs(tmp_path, CUBLAS, CUBLASLT))
     torch, bench, results = replay_all(found)
     assert [r.status for r in results] == ["ok"] * 4
+    assert all(r.kernels == ("k1",) for r in results)  # what the harness profiled
     seen = {(name, len(args)): args for name, args, _ in torch.calls}
     # a[256x512] @ b[512x128], contiguous (f32 and f16)
     mms = [args for name, args, _ in torch.calls if name == "mm"]
@@ -94,6 +99,51 @@ def test_padded_leading_dimension_and_broadcast_batch_stride() -> None:
     assert results[0].ok
 
 
+class Draws(Bench):
+    """A bench whose median differs per call (one operand allocation each), as on an H100."""
+
+    def __init__(self, medians: list[float], kernels: list[tuple[str, ...]]) -> None:
+        super().__init__()
+        self.medians, self.kernels = medians, kernels
+
+    def __call__(self, fn: Any, **options: Any) -> Any:
+        fn()
+        self.options.append(options)
+        i = len(self.options) - 1
+        if isinstance(self.medians[i], Exception):
+            raise self.medians[i]
+        us = self.medians[i]
+        return SimpleNamespace(median_us=us, samples_us=(us, us), mode="kernel",
+                               kernel_names=self.kernels[i])  # fmt: skip
+
+
+def test_each_gemm_is_the_median_over_fresh_operand_allocations() -> None:
+    g = Gemm("bf16", "f32", "N", "T", 2048, 512, 2048, lda=2048, ldb=512, ldc=2048)
+    torch = standin_torch.make()
+    # measured per-allocation medians of this shape on an H100 (benchmarks/libperf_alloc_probe.py)
+    bench = Draws([9.66, 9.03, 8.96], [("nvjet_NTT",)] * 3)
+    (result,) = TorchReplay(torch, bench=bench, budget_s=0.6, allocations=3).run(config(g))
+    assert result.time_us == 9.03 and result.kernels == ("nvjet_NTT",)
+    assert len(result.samples_us) == 6
+    assert "median of 3 operand allocations: 9.660 / 9.030 / 8.960 µs" in result.note
+    assert [o["budget_s"] for o in bench.options] == pytest.approx([0.2] * 3)
+    assert [o["warmup_budget_s"] for o in bench.options] == pytest.approx([0.5, 0.1, 0.1])
+    # the first allocation chose kernel mode ("auto"); the next ones skip the hot run
+    assert [o.get("mode") for o in bench.options] == [None, "kernel", "kernel"]
+    # three operand sets, all alive at once (so each lands at new addresses)
+    lefts = [args[0] for name, args, _ in torch.calls if name == "mm"]
+    assert len(lefts) == 3 and len({id(t) for t in lefts}) == 3
+    # a later allocation that fails keeps what was measured and says so; differing kernels too
+    failing = Draws([9.0, RuntimeError("CUDA out of memory\nmore"), 1.0], [("a",), ("b",), ()])
+    (kept,) = TorchReplay(standin_torch.make(), bench=failing, allocations=3).run(config(g))
+    assert kept.ok and kept.time_us == 9.0
+    assert kept.note == "allocation 2 failed (RuntimeError: CUDA out of memory)"
+    differing = Draws([5.0, 6.0], [("a",), ("b",)])
+    (both,) = TorchReplay(standin_torch.make(), bench=differing, allocations=2).run(config(g))
+    assert both.time_us == 5.5 and both.kernels == ("a",)
+    assert "kernels differ between allocations: a | b" in both.note
+
+
 def test_convolutions_and_what_is_not_replayed() -> None:
     conv = Conv("f16", 2, 8, 16, 16, 4, 3, 3, (1, 1), (2, 2), (1, 1), 2, "bwd_weight", "NHWC")
     torch, _, results = replay_all([config(conv)])
@@ -124,7 +174,7 @@ def test_a_backend_error_is_a_failed_row_and_the_next_config_runs() -> None:
         raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB\nmore text")
 
     torch.mm = boom
-    replay = TorchReplay(torch, bench=bench)
+    replay = TorchReplay(torch, bench=bench, allocations=1)
     bad = replay.run(config(Gemm("f32", "f32", "N", "N", 4, 4, 4)))
     good = replay.run(config(Gemm("f32", "f32", "N", "N", 4, 4, 4, batch=2)))
     assert bad[0].status == "failed: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
