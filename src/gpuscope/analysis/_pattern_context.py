@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis._finding import us
-from gpuscope.analysis._opinputs import owner_rows
 from gpuscope.analysis._peaks import Peaks, device_of, peaks_for
 from gpuscope.trace.model import I64, KERNEL, Mask
 
@@ -37,7 +36,7 @@ class Context:
         kernels = gpu.kind == KERNEL
         ids, counts = np.unique(gpu.device[kernels], return_counts=True)
         device = device_of(a.trace.meta.devices, int(ids[np.argmax(counts)])) if len(ids) else None
-        owner = owner_rows(a.trace, a.links) if a.inputs.cpu else np.full(len(gpu), -1)
+        owner = a.owners if a.inputs.cpu else np.full(len(gpu), -1)
         name = device.name if device else ""
         return cls(a, owner, kernels, a.kernel_ns, peaks_for(device), name)
 

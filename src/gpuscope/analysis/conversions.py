@@ -26,7 +26,7 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._nesting import Nesting, PythonLines
-from gpuscope.analysis._opinputs import Inputs, Recorded, distinct, dtype_code, owner_rows, short
+from gpuscope.analysis._opinputs import Inputs, Recorded, distinct, dtype_code, short
 from gpuscope.trace.model import DTOD, KERNEL, MEMCPY, OP, Trace
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def analyse(a: Analysis) -> Result | None:
     if len(trace.ops) == 0:
         return None
     gpu = trace.gpu
-    owner = owner_rows(trace, a.links)
+    owner = a.owners
     names = trace.names
     copy_names = [i for i in np.unique(trace.ops.name) if names[i] in CONVERT_OPS + LAYOUT_OPS]
     owned = (owner >= 0) & np.isin(trace.ops.name[np.maximum(owner, 0)], copy_names)

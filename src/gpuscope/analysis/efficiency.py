@@ -19,7 +19,7 @@ import numpy as np
 from gpuscope.analysis import _efficiency_advice as advice
 from gpuscope.analysis._finding import Finding, us
 from gpuscope.analysis._flops import GEMM, MODELS, Work, work
-from gpuscope.analysis._opinputs import Recorded, distinct, owner_rows, per_op, short
+from gpuscope.analysis._opinputs import Recorded, distinct, per_op, short
 from gpuscope.analysis._peaks import Peaks, device_of, peaks_for
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.trace.model import KERNEL
@@ -139,7 +139,7 @@ def _main_device(a: Analysis) -> Any:
 def _groups(a: Analysis) -> list[Group]:
     trace = a.trace
     gpu, ops = trace.gpu, trace.ops
-    owner = np.where(gpu.kind == KERNEL, owner_rows(trace, a.links), -1)
+    owner = np.where(gpu.kind == KERNEL, a.owners, -1)
     modelled = [i for i in np.unique(ops.name[owner[owner >= 0]]) if trace.names[i] in MODELS]
     if not modelled:
         return []

@@ -7,6 +7,7 @@ renderers never compute. Times are int64 ns inside and µs floats in the dict.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,14 @@ class Analysis:
     findings: list[dict[str, Any]] = field(default_factory=list)
     integrity: list[dict[str, Any]] = field(default_factory=list)
     top: int = 15
+
+    @functools.cached_property
+    def owners(self) -> Any:
+        """Per row of trace.gpu: the row of trace.ops (an operator) that launched it, else -1
+        (`_opinputs.owner_rows`); computed once for every analysis that needs it."""
+        from gpuscope.analysis._opinputs import owner_rows
+
+        return owner_rows(self.trace, self.links)
 
     @property
     def kernel_ns(self) -> int:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._opinputs import owner_rows
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.diff import names
 from gpuscope.diff.significance import MIN_SAMPLES, Welch, welch
@@ -133,7 +132,7 @@ def atoms(a: Analysis) -> list[Atom]:
     if len(rows) == 0:
         return [Atom(g.name, g.category, None, g.count, g.total_ns, np.zeros(0, np.int64))
                 for g in a.groups]  # fmt: skip
-    owner = owner_rows(trace, a.links)[rows]
+    owner = a.owners[rows]
     ops = trace.ops
     has_owner = owner >= 0
     safe = np.where(has_owner, owner, 0)

@@ -125,6 +125,37 @@ def test_wrong_types_and_huge_integers_are_read_leniently(tmp_path: Path) -> Non
     assert int(trace.gpu.stream[0]) == 7
 
 
+def launched(i: int, grid: object, block: object, **more: object) -> dict[str, object]:
+    event = kernel(i)
+    event["args"] = {**event["args"], "grid": grid, "block": block,  # type: ignore[dict-item]
+                     "registers per thread": 32 + i, "shared memory": 1024 * i, **more}  # fmt: skip
+    return event
+
+
+@pytest.mark.parametrize("damaged", [False, True])
+def test_launch_params_keep_only_whole_dimensions_that_fit(tmp_path: Path, damaged: bool) -> None:
+    events = [
+        launched(0, [4, 2, 1], [128, 1, 1]),
+        launched(1, [1, 1], [64, 1, 1]),  # two dimensions: not a launch shape
+        launched(2, [-1, 1, 1], [64, 1, 1]),  # negative
+        launched(3, [2**40, 1, 1], [2**31, 1, 1]),  # block past int32
+        launched(4, [8, 1, 1], None),  # no block
+        kernel(5),  # no grid either
+        launched(6, [2**40, 3, 1], [256, 1, 1]),  # a big grid is fine
+    ]
+    if damaged:  # a value past int64 sends the batch through the lenient decoder
+        events.append(launched(7, [2**64, 1, 1], [32, 1, 1]))
+    for batch in (300, 1 << 20):  # many batches, and one
+        _jsonstream.BATCH = batch
+        trace = KinetoReader().read(write(tmp_path / "launch.json", {"traceEvents": events}))
+        lp = trace.launch_params
+        assert lp.row.tolist() == [0, 6]
+        assert (lp.grid_x.tolist(), lp.grid_y.tolist(), lp.block_x.tolist()) == (
+            [4, 2**40], [2, 3], [128, 256],
+        )  # fmt: skip
+        assert (lp.registers.tolist(), lp.shared_mem.tolist()) == ([32, 38], [0, 6144])
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [

@@ -217,23 +217,20 @@ class _Builder:
         return kinds[inverse], memory[inverse]
 
     def _add_launch_params(self, group: list[Any]) -> None:
-        chosen = [
-            (offset, e.args)
-            for offset, e in enumerate(group)
-            if e.args.grid is not None and e.args.block is not None
-        ]
-        chosen = [(i, a) for i, a in chosen if _dims(a.grid, 2**63) and _dims(a.block, 2**31)]
-        if not chosen:
+        args = [e.args for e in group]
+        grid, block = _dims_columns([a.grid for a in args], [a.block for a in args])
+        rows = np.flatnonzero(grid[:, 0] >= 0)
+        if not len(rows):
             return
-        grid = np.array([a.grid for _, a in chosen], np.int64)
-        block = np.array([a.block for _, a in chosen], np.int64)
+        registers = _ints([a.registers for a in args])
+        shared = _ints([a.shared_memory for a in args])
         self.parts["launch_params"].append(
             {
-                "row": np.array([i for i, _ in chosen], np.int64) + self.gpu_rows,
-                **{f"grid_{axis}": grid[:, i] for i, axis in enumerate("xyz")},
-                **{f"block_{axis}": block[:, i] for i, axis in enumerate("xyz")},
-                "registers": _ints([a.registers for _, a in chosen]),
-                "shared_mem": _ints([a.shared_memory for _, a in chosen]),
+                "row": rows + self.gpu_rows,
+                **{f"grid_{axis}": grid[rows, i] for i, axis in enumerate("xyz")},
+                **{f"block_{axis}": block[rows, i] for i, axis in enumerate("xyz")},
+                "registers": registers[rows],
+                "shared_mem": shared[rows],
             }
         )
 
@@ -421,6 +418,29 @@ def float_us_to_ns(us: Any) -> I64:
     frac_ns = np.rint((us - whole) * 1000.0).astype(np.int64)
     result: I64 = whole.astype(np.int64) * 1000 + frac_ns
     return result
+
+
+def _dims_columns(grids: list[Any], blocks: list[Any]) -> tuple[Any, Any]:
+    """(n, 3) int64 grid and block columns; a row is -1 where either is not three whole
+    numbers that fit its column (grid < 2**63, block < 2**31). One numpy conversion when every
+    kernel has both (the common case), value by value otherwise."""
+    if None not in grids and None not in blocks:
+        try:
+            grid, block = np.array(grids, np.int64), np.array(blocks, np.int64)
+        except (TypeError, ValueError, OverflowError):
+            pass  # ragged, or a value past int64
+        else:
+            if grid.ndim == 2 and grid.shape[1] == 3 and block.shape == grid.shape:
+                bad = (grid < 0).any(axis=1) | ((block < 0) | (block >= 2**31)).any(axis=1)
+                grid[bad] = -1
+                return grid, block
+    pairs = [
+        (g, b) if g is not None and b is not None and _dims(g, 2**63) and _dims(b, 2**31) else None
+        for g, b in zip(grids, blocks, strict=True)
+    ]
+    grid = np.array([p[0] if p else (-1, -1, -1) for p in pairs], np.int64).reshape(-1, 3)
+    block = np.array([p[1] if p else (-1, -1, -1) for p in pairs], np.int64).reshape(-1, 3)
+    return grid, block
 
 
 def _dims(value: Any, limit: int) -> bool:
