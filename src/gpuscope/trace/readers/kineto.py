@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -145,7 +146,8 @@ class _Builder:
         if cat in _FLOW:
             self._add_flows([e for e in group if e.ph in ("s", "f", "t")])
             return
-        group = [e for e in group if e.ph == "X"]
+        if set(map(_PH, group)) != {"X"}:
+            group = [e for e in group if e.ph == "X"]
         if not group:
             return
         if cat in _GPU_KIND:
@@ -169,13 +171,13 @@ class _Builder:
         if isinstance(group[0], dec.LooseEvent):  # a batch the typed decoders refused
             return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
         if self.mode == "fast":
-            return float_us_to_ns(np.array([e.ts for e in group], np.float64))
+            return float_us_to_ns(np.fromiter(map(_TS, group), np.float64, len(group)))
         if self.mode == "exact":
             return dec.raw_us_to_ns([e.ts for e in group])
         return np.array([dec.text_us_to_ns(e.ts) for e in group], np.int64)
 
     def _common(self, group: list[Any]) -> dict[str, Any]:
-        durs = np.array([e.dur for e in group], np.float64)
+        durs = np.fromiter(map(_DUR, group), np.float64, len(group))
         return {
             "name": self._intern(group),
             "start": self._ts(group),
@@ -194,14 +196,15 @@ class _Builder:
         cols = self._common(group)
         count = len(group)
         cols["kind"] = np.full(count, kind, np.int8)
-        cols["device"] = np.array([_device(e) for e in group], np.int32)
-        cols["stream"] = _ints([e.args.stream for e in group])
-        cols["correlation"] = _ints([e.args.correlation for e in group])
-        cols["external_id"] = _external_ids(group)
-        cols["bytes"] = _ints([e.args.bytes for e in group])
+        args = list(map(_ARGS, group))
+        cols["device"] = _devices_of(group, args)
+        cols["stream"] = _column(args, "stream")
+        cols["correlation"] = _column(args, "correlation")
+        cols["external_id"] = _external_ids(args)
+        cols["bytes"] = _column(args, "bytes")
         cols["copy"], cols["host_memory"] = self._copy_columns(kind, cols["name"])
         if kind == KERNEL:
-            self._add_launch_params(group)
+            self._add_launch_params(args)
         self.gpu_rows += count
         self.parts["gpu"].append(cols)
 
@@ -216,14 +219,13 @@ class _Builder:
         memory = np.array([host_memory(text[int(i)]) for i in unique], np.int8)
         return kinds[inverse], memory[inverse]
 
-    def _add_launch_params(self, group: list[Any]) -> None:
-        args = [e.args for e in group]
+    def _add_launch_params(self, args: list[Any]) -> None:
         grid, block = _dims_columns([a.grid for a in args], [a.block for a in args])
         rows = np.flatnonzero(grid[:, 0] >= 0)
         if not len(rows):
             return
-        registers = _ints([a.registers for a in args])
-        shared = _ints([a.shared_memory for a in args])
+        registers = _column(args, "registers")
+        shared = _column(args, "shared_memory")
         self.parts["launch_params"].append(
             {
                 "row": rows + self.gpu_rows,
@@ -237,9 +239,10 @@ class _Builder:
     def _add_host(self, domain: int, group: list[Any]) -> None:
         cols = self._common(group)
         count = len(group)
-        cols["tid"] = _ints([e.tid for e in group])
-        cols["correlation"] = _ints([e.args.correlation for e in group])
-        cols["external_id"] = _external_ids(group)
+        args = list(map(_ARGS, group))
+        cols["tid"] = _column(group, "tid")
+        cols["correlation"] = _column(args, "correlation")
+        cols["external_id"] = _external_ids(args)
         cols["domain"] = np.full(count, domain, np.int8)
         self.parts["host"].append(cols)
 
@@ -247,14 +250,15 @@ class _Builder:
         cols = self._common(group)
         count = len(group)
         cols["kind"] = np.full(count, kind, np.int8)
-        cols["tid"] = _ints([e.tid for e in group])
-        cols["external_id"] = _external_ids(group)
+        args = list(map(_ARGS, group))
+        cols["tid"] = _column(group, "tid")
+        cols["external_id"] = _external_ids(args)
         if kind == OP:
-            cols["input_dims"] = self._intern_raw([e.args.input_dims for e in group])
-            cols["input_types"] = self._intern_raw([e.args.input_types for e in group])
-            cols["concrete"] = self._intern_raw([e.args.concrete for e in group])
-            cols["sequence"] = _ints([e.args.sequence for e in group])
-            self._add_collectives(group)
+            cols["input_dims"] = self._intern_raw(list(map(_INPUT_DIMS, args)))
+            cols["input_types"] = self._intern_raw(list(map(_INPUT_TYPES, args)))
+            cols["concrete"] = self._intern_raw(list(map(_CONCRETE, args)))
+            cols["sequence"] = _column(args, "sequence")
+            self._add_collectives(args)
         self.op_rows += count
         self.parts["ops"].append(cols)
 
@@ -263,7 +267,9 @@ class _Builder:
         text is canonicalised and interned once."""
         texts = list(map(bytes, values))  # the values are msgspec.Raw in every decode mode
         known = self.raw_ids
-        for text in set(texts).difference(known):
+        # new texts in the order they first appear, so that name indices (and every ordering
+        # that ties on them) are the same in every run, whatever the hash seed
+        for text in [t for t in dict.fromkeys(texts) if t not in known]:
             canonical = dec.raw_text(msgspec.Raw(text)) if text else b""
             known[text] = (
                 self.names.setdefault(canonical.decode("utf-8", "replace"), len(self.names))
@@ -272,11 +278,11 @@ class _Builder:
             )
         return np.fromiter(map(known.__getitem__, texts), np.int32, len(texts))
 
-    def _add_collectives(self, group: list[Any]) -> None:
-        rows = [i for i, e in enumerate(group) if e.args.collective or e.args.in_elems >= 0]
+    def _add_collectives(self, args: list[Any]) -> None:
+        rows = [i for i, a in enumerate(args) if a.collective or a.in_elems >= 0]
         if not rows:
             return
-        chosen = [group[i].args for i in rows]
+        chosen = [args[i] for i in rows]
         intern = self.names.setdefault
         self.parts["collectives"].append(
             {
@@ -294,13 +300,14 @@ class _Builder:
 
     def _add_syncs(self, group: list[Any]) -> None:
         cols = self._common(group)
-        cols["device"] = np.array([e.args.device for e in group], np.int32)
-        cols["stream"] = _ints([e.args.stream for e in group])
+        args = list(map(_ARGS, group))
+        cols["device"] = np.array([a.device for a in args], np.int32)
+        cols["stream"] = _column(args, "stream")
         self.parts["syncs"].append(cols)
 
     def _add_gpu_annotations(self, group: list[Any]) -> None:
         cols = self._common(group)
-        cols["device"] = np.array([_device(e) for e in group], np.int32)
+        cols["device"] = _devices_of(group, list(map(_ARGS, group)))
         self.parts["gpu_annotations"].append(cols)
 
     def _add_flows(self, group: list[Any]) -> None:
@@ -308,11 +315,11 @@ class _Builder:
             return
         self.parts["flows"].append(
             {
-                "id": _ints([e.id for e in group]),
+                "id": _column(group, "id"),
                 "phase": np.array([e.ph != "s" for e in group], np.int8),
                 "start": self._ts(group),
-                "pid": _ints([e.pid for e in group]),
-                "tid": _ints([e.tid for e in group]),
+                "pid": _column(group, "pid"),
+                "tid": _column(group, "tid"),
             }
         )
 
@@ -479,18 +486,35 @@ def _ints(values: list[Any]) -> I64:
         return np.array([dec.as_int(v) for v in values], np.int64)
 
 
-def _external_ids(group: list[Any]) -> I64:
+_PH, _TS, _DUR, _ARGS = attrgetter("ph"), attrgetter("ts"), attrgetter("dur"), attrgetter("args")
+_INPUT_DIMS, _INPUT_TYPES = attrgetter("input_dims"), attrgetter("input_types")
+_CONCRETE = attrgetter("concrete")
+
+
+def _column(items: list[Any], attribute: str) -> I64:
+    """int64 column of one attribute of every item: ints, numeric strings ('0x0') or junk (-1).
+    (`np.fromiter` over an attrgetter: half the time of a list comprehension.)"""
+    try:
+        return np.fromiter(map(attrgetter(attribute), items), np.int64, len(items))
+    except (TypeError, ValueError, OverflowError):
+        return np.array([dec.as_int(getattr(x, attribute)) for x in items], np.int64)
+
+
+def _external_ids(args: list[Any]) -> I64:
     """`External id` (current schema) or `external id` (legacy), -1 when neither."""
-    current = _ints([e.args.external_id for e in group])
-    legacy = _ints([e.args.legacy_external_id for e in group])
+    current = _column(args, "external_id")
+    legacy = _column(args, "legacy_external_id")
     return np.where(current != -1, current, legacy)
 
 
-def _device(event: Any) -> int:
-    device: int = event.args.device
-    if 0 <= device < 2**31:
-        return device
-    return event.pid if type(event.pid) is int and 0 <= event.pid < 2**31 else -1
+def _devices_of(group: list[Any], args: list[Any]) -> Any:
+    """The device of each GPU event: args.device when it fits int32, else the pid when that is
+    an int that fits (older ROCm traces), else -1."""
+    device = _column(args, "device")
+    pids = list(map(attrgetter("pid"), group))
+    pid = np.array([p if type(p) is int and 0 <= p < 2**31 else -1 for p in pids], np.int64)
+    fits = (device >= 0) & (device < 2**31)
+    return np.where(fits, device, pid).astype(np.int32)
 
 
 def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
