@@ -187,9 +187,10 @@ class _Builder:
     def _intern(self, group: list[Any]) -> Any:
         index = self.names
         get = index.get
-        ids = [get(e.name, -1) for e in group]
-        if -1 in ids:
-            ids = [index.setdefault(e.name, len(index)) for e in group]
+        names = list(map(_NAME, group))
+        ids = list(map(get, names))
+        if None in ids:
+            ids = [index.setdefault(name, len(index)) for name in names]
         return np.array(ids, np.int32)
 
     def _add_gpu(self, kind: int, group: list[Any]) -> None:
@@ -265,8 +266,15 @@ class _Builder:
     def _intern_raw(self, values: list[Any]) -> Any:
         """Name indices of recorded JSON values (-1 where none was recorded); each distinct
         text is canonicalised and interned once."""
-        texts = list(map(bytes, values))  # the values are msgspec.Raw in every decode mode
+        # the values are msgspec.Raw in every decode mode; one join and one split make their
+        # bytes in half the time of bytes() on each (JSON text holds no NUL byte; checked)
+        texts = b"\x00".join(values).split(b"\x00")
+        if len(texts) != len(values):
+            texts = list(map(bytes, values))
         known = self.raw_ids
+        ids = list(map(known.get, texts))
+        if None not in ids:
+            return np.array(ids, np.int32)
         # new texts in the order they first appear, so that name indices (and every ordering
         # that ties on them) are the same in every run, whatever the hash seed
         for text in [t for t in dict.fromkeys(texts) if t not in known]:
@@ -487,6 +495,7 @@ def _ints(values: list[Any]) -> I64:
 
 
 _PH, _TS, _DUR, _ARGS = attrgetter("ph"), attrgetter("ts"), attrgetter("dur"), attrgetter("args")
+_NAME = attrgetter("name")
 _INPUT_DIMS, _INPUT_TYPES = attrgetter("input_dims"), attrgetter("input_types")
 _CONCRETE = attrgetter("concrete")
 
