@@ -58,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from gpuscope.trace._parallel import use_processes
+
+    use_processes()  # big trace files are decoded in worker processes (our main is guarded)
     try:
         return int(args._main(args))
     except GpuscopeError as error:

@@ -29,6 +29,9 @@ BATCH = 16 << 20  # decompressed bytes decoded at a time
 _MAX_HEADER = 256 << 20
 _WS = b" \t\r\n"
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+# the end of the event array: its last `}`, the `]`, then the next key or the document's end
+# (the keys after the array hold `}, {` and `}]` too, which must not end a span)
+_ARRAY_END = re.compile(rb'\}\s*\]\s*(?:,\s*"|\})')
 _CONTROL_TO_SPACE = bytes(range(256)).maketrans(bytes(range(32)), b" " * 32)
 
 Progress = Callable[[int, int], None]
@@ -126,6 +129,14 @@ class EventStream:
         self.report = StreamReport()
 
     def __iter__(self) -> Iterator[list[Any]]:
+        for _, batch in self.walk(cut=False):
+            yield batch
+
+    def walk(self, cut: bool) -> Iterator[tuple[str, Any]]:
+        """("events", a decoded batch) in file order; with `cut`, every batch before the end of
+        the file comes instead as ("span", its bytes): whole events cut at the last candidate
+        boundary, not decoded (see `decode_span`; the caller decodes them, e.g. in another
+        process, and must read the file again without `cut` if a span does not decode)."""
         buf = b""
         pending: list[bytes] = []  # blocks not yet joined into buf (joined once per batch)
         pending_size = 0
@@ -150,9 +161,14 @@ class EventStream:
             if len(buf) + pending_size >= BATCH:
                 buf = b"".join([buf, *pending])
                 pending, pending_size = [], 0
+                if cut:
+                    span, buf = _cut(buf)
+                    if span:
+                        yield "span", span
+                    continue
                 batch, buf = self._split(buf, final=False)
                 if batch:
-                    yield batch
+                    yield "events", batch
         if header is None:
             self._raise_no_events(b"".join([buf, *pending]), truncated)
             return
@@ -162,7 +178,7 @@ class EventStream:
             size_before = len(buf)
             batch, buf = self._split(buf, final=True)
             if batch:
-                yield batch
+                yield "events", batch
             if len(buf) == size_before or not batch:
                 break
         self._finish(buf, is_object=bool(header), gzip_cut=truncated)
@@ -205,39 +221,14 @@ class EventStream:
             return [], buf[start:]
         raise ReaderError(f"could not split the event array near byte {self.report.total_bytes}")
 
-    def _decode_span(
-        self, buf: bytes, start: int, end: int, nested: bool = False
-    ) -> tuple[list[Any], int] | None:
+    def _decode_span(self, buf: bytes, start: int, end: int) -> tuple[list[Any], int] | None:
         """Decode buf[start:end] as events; (events, where they end in buf) or None."""
-        text = bytearray(b"[")
-        text += memoryview(buf)[start:end]
-        text += b"]"
-        try:
-            return self.decode(text), end
-        except RecursionError:  # nested deeper than msgspec goes: not events to keep
+        decoded = decode_span(self.decode, buf, start, end)
+        if decoded is None:
             return None
-        except UnicodeDecodeError:
-            pass
-        except msgspec.DecodeError as error:
-            message = str(error)
-            closed = _TRAILING.search(message)
-            if closed and nested:
-                return None
-            if closed:  # the array closed inside the span: decode up to its `]`
-                bracket = buf.rfind(b"]", start, start + int(closed.group(1)))
-                return self._decode_span(buf, start, bracket, nested=True) if bracket > 0 else None
-            if "invalid character" not in message:
-                return None  # a wrong cut, not damage: the caller tries an earlier one
-        repaired = bytes(text).translate(_CONTROL_TO_SPACE)
-        repaired = repaired.decode("utf-8", "replace").encode("utf-8")
-        if repaired == text:
-            return None
-        try:
-            events = self.decode(repaired)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            return None
-        self.report.repaired_batches += 1
-        return events, end
+        events, stop, repaired = decoded
+        self.report.repaired_batches += repaired
+        return events, stop
 
     def _finish(self, rest: bytes, is_object: bool, gzip_cut: bool) -> None:
         tail = rest.lstrip()
@@ -250,6 +241,65 @@ class EventStream:
             return
         self.report.truncated = True
         self.report.dropped_bytes = len(rest)
+
+
+def _cut(buf: bytes) -> tuple[bytes, bytes]:
+    """(whole events up to the last candidate boundary, the rest); (b"", buf) when there is
+    none yet or the array has ended (the end is left to `EventStream._split`)."""
+    start = _skip_ws(buf, 0)
+    if start < len(buf) and buf[start] == ord(","):
+        start = _skip_ws(buf, start + 1)
+    if start >= len(buf) or buf[start] == ord("]"):
+        return b"", buf
+    end = _last_boundary(buf, start, len(buf), final=False)
+    if end < 0:
+        if len(buf) >= 4 * BATCH:
+            raise ReaderError("could not split the event array (no event boundary in 64 MB)")
+        return b"", buf
+    closed = _ARRAY_END.search(buf, start)
+    if closed and closed.start() <= end:  # the array ends in the span: stop at its last event
+        end = closed.start()
+    return buf[start : end + 1], buf[end + 1 :]
+
+
+def decode_span(
+    decode: Callable[[bytes | bytearray], list[Any]],
+    buf: bytes,
+    start: int,
+    end: int,
+    nested: bool = False,
+) -> tuple[list[Any], int, int] | None:
+    """Decode buf[start:end], whole events separated by commas: (events, where they end in buf,
+    1 if control characters / bad UTF-8 were repaired else 0), or None when the cut was not
+    between two top-level events (or the text cannot be repaired)."""
+    text = bytearray(b"[")
+    text += memoryview(buf)[start:end]
+    text += b"]"
+    try:
+        return decode(text), end, 0
+    except RecursionError:  # nested deeper than msgspec goes: not events to keep
+        return None
+    except UnicodeDecodeError:
+        pass
+    except msgspec.DecodeError as error:
+        message = str(error)
+        closed = _TRAILING.search(message)
+        if closed and nested:
+            return None
+        if closed:  # the array closed inside the span: decode up to its `]`
+            bracket = buf.rfind(b"]", start, start + int(closed.group(1)))
+            return decode_span(decode, buf, start, bracket, nested=True) if bracket > 0 else None
+        if "invalid character" not in message:
+            return None  # a wrong cut, not damage: the caller tries an earlier one
+    repaired = bytes(text).translate(_CONTROL_TO_SPACE)
+    repaired = repaired.decode("utf-8", "replace").encode("utf-8")
+    if repaired == text:
+        return None
+    try:
+        events = decode(repaired)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return events, end, 1
 
 
 def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:

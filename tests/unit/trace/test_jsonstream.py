@@ -6,14 +6,18 @@ goes wrong (a `}` inside a string, nested lists of objects, keys after the event
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from gpuscope.errors import ReaderError
-from gpuscope.trace import _jsonstream
+from gpuscope.trace import _jsonstream, _parallel
+from gpuscope.trace.readers import kineto
 from gpuscope.trace.readers.kineto import KinetoReader
 
 
@@ -170,3 +174,105 @@ def test_not_a_trace(tmp_path: Path, content: bytes, expected: str) -> None:
     path.write_bytes(content)
     with pytest.raises(ReaderError, match=expected):
         KinetoReader().read(str(path))
+
+
+# -- decoding in worker processes ---------------------------------------------------------------
+
+
+SPANS = {"merged": 0, "wrong": 0}  # what the worker processes gave back (see read_with)
+RESULT = kineto._result
+
+
+def read_with(path: str, workers: int, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("GPUSCOPE_READ_WORKERS", str(workers))
+    monkeypatch.setattr(_parallel, "PARALLEL_BYTES", 0)
+    result = RESULT
+
+    def counted(future: Any) -> Any:
+        try:
+            partial = result(future)
+        except kineto._WrongCut:
+            SPANS["wrong"] += 1
+            raise
+        SPANS["merged"] += 1
+        return partial
+
+    monkeypatch.setattr(kineto, "_result", counted)
+    SPANS.update(merged=0, wrong=0)
+    return KinetoReader().read(path)
+
+
+def same_trace(a: Any, b: Any) -> None:
+    assert a.names == b.names and a.meta == b.meta
+    for table in ("gpu", "host", "ops", "syncs", "flows", "launch_params", "collectives"):
+        x, y = getattr(a, table), getattr(b, table)
+        for column in dataclasses.fields(x):
+            u, v = getattr(x, column.name), getattr(y, column.name)
+            assert u.dtype == v.dtype and np.array_equal(u, v), (table, column.name)
+
+
+def op(i: int, name: str) -> dict[str, object]:
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 0, "tid": 1, "ts": 999.0 + 10 * i,
+            "dur": 5, "args": {"External id": i, "Input Dims": [[i % 3, 4], []],
+                               "Input type": ["float", ""], "Sequence number": i}}  # fmt: skip
+
+
+def mixed_events(count: int) -> list[dict[str, object]]:
+    events: list[dict[str, object]] = []
+    for i in range(count):
+        events += [op(i, f"aten::op{i % 7}"), launched(i, [i + 1, 1, 1], [128, 1, 1])]
+    return events
+
+
+def test_worker_processes_read_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # keys after the array hold `}, {` and `}]`, which must not end a span
+    devices = [{"id": 0, "name": "GPU A", "numSms": 132}, {"id": 1, "name": "GPU B"}]
+    doc = {"traceEvents": mixed_events(60), "deviceProperties": devices, "traceName": "x"}
+    path = write(tmp_path / "mixed.json", doc)
+    one = read_with(path, 1, monkeypatch)
+    two = read_with(path, 2, monkeypatch)
+    assert SPANS["merged"] > 10 and SPANS["wrong"] == 0  # many spans, read in the workers
+    assert len(one.gpu) == 60 and len(one.ops) == 60 and len(one.launch_params) == 60
+    assert [d.name for d in two.meta.devices] == ["GPU A"] and two.meta.extra["traceName"] == "x"
+    same_trace(one, two)
+
+
+def test_worker_processes_report_repairs_and_truncation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = json.dumps({"traceEvents": mixed_events(40)}).encode()
+    damaged = text.replace(b"aten::op3", b"aten::op\x013", 1)[: int(len(text) * 0.8)]
+    path = tmp_path / "damaged.json"
+    path.write_bytes(damaged)
+    one, two = read_with(str(path), 1, monkeypatch), read_with(str(path), 2, monkeypatch)
+    assert SPANS["merged"] > 5 and SPANS["wrong"] == 0
+    assert any("control characters" in w for w in one.meta.warnings)
+    assert any("truncated" in w for w in one.meta.warnings)
+    same_trace(one, two)
+
+
+def test_a_cut_inside_a_string_is_read_again_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # names holding `}, {`: the last `}` of a span may lie inside a string
+    events = [dict(kernel(i), name=f"n{i}}}, {{v") for i in range(80)]
+    path = write(tmp_path / "braces.json", {"traceEvents": events})
+    assert kineto._columns_of_span(b'{"ph": "X", "name": "n1}') is None
+    one, two = read_with(path, 1, monkeypatch), read_with(path, 2, monkeypatch)
+    assert SPANS["wrong"] == 1  # then read again in this process
+    same_trace(one, two)
+
+
+def test_no_worker_processes_to_be_had_reads_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    def broken(*args: Any) -> Any:
+        raise BrokenProcessPool("a worker was killed")
+
+    path = write(tmp_path / "mixed.json", {"traceEvents": mixed_events(20)})
+    monkeypatch.setattr(kineto, "_read_in_processes", broken)
+    assert len(read_with(path, 2, monkeypatch).gpu) == 20

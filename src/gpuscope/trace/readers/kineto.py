@@ -8,8 +8,10 @@ so neither the raw text nor a dict tree of the whole file is ever held.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from dataclasses import replace
+import sys
+from collections import defaultdict, deque
+from concurrent.futures import BrokenExecutor
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
@@ -19,7 +21,8 @@ import numpy as np
 from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff
 from gpuscope.trace._copies import copy_kind, host_memory
-from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport
+from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport, decode_span
+from gpuscope.trace._parallel import read_workers
 from gpuscope.trace.model import (
     ANNOTATION,
     DRIVER,
@@ -77,11 +80,104 @@ class KinetoReader:
         return head[:1] in (b"{", b"[") and (b'"traceEvents"' in head or b'"ph"' in head)
 
     def read(self, path: str, progress: Progress | None = None) -> Trace:
+        workers = read_workers(path)
+        if workers > 1:
+            try:
+                return _read_in_processes(path, progress, workers)
+            except (_WrongCut, BrokenExecutor, OSError):
+                pass  # a `}, {` inside a string, or no processes to be had: read it here
         builder = _Builder()
         stream = EventStream(path, builder.decode, progress)
         for batch in stream:
             builder.add(batch)
         return builder.finish(path, stream.report)
+
+
+class _WrongCut(Exception):
+    """A span cut at a `}` that did not end an event."""
+
+
+def _read_in_processes(path: str, progress: Progress | None, workers: int) -> Trace:
+    """Batches decoded and turned into columns in worker processes, merged here in file order
+    (the result is the same Trace as a reading in this process: same names, same indices); the
+    end of the file, where truncation and trailing keys are handled, is read here."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    builder = _Builder()
+    stream = EventStream(path, builder.decode, progress)
+    context = _start_method()
+    pending: deque[Future[_Partial | None]] = deque()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for kind, item in stream.walk(cut=True):
+            if kind == "span":
+                pending.append(pool.submit(_columns_of_span, item))
+                while len(pending) > workers:  # bounded: spans in flight hold memory
+                    builder.merge(_result(pending.popleft()))
+                continue
+            while pending:
+                builder.merge(_result(pending.popleft()))
+            builder.add(item)
+        while pending:
+            builder.merge(_result(pending.popleft()))
+    return builder.finish(path, stream.report)
+
+
+def _start_method() -> Any:
+    """fork on Linux when this process runs no other thread (workers start in ms, sharing what
+    is imported); forkserver otherwise (a thread, e.g. a progress bar's, may hold a lock that a
+    forked child would wait on forever), whose workers start from a fresh interpreter (~0.3 s)."""
+    import multiprocessing
+    import threading
+
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" in methods:
+        context.set_forkserver_preload([__name__])
+    return context
+
+
+def _result(future: Any) -> _Partial:
+    partial: _Partial | None = future.result()
+    if partial is None:
+        raise _WrongCut
+    return partial
+
+
+def _columns_of_span(span: bytes) -> _Partial | None:
+    """In a worker: one span's events as columns (None: the span did not decode)."""
+    builder = _Builder()
+    decoded = decode_span(builder.decode, span, 0, len(span))
+    if decoded is None:
+        return None
+    events, end, repaired = decoded
+    if end != len(span):  # the array closed inside the span: the rest is not events
+        return None
+    builder.add(events)
+    return builder.partial(repaired)
+
+
+@dataclass
+class _Partial:
+    """What a worker's builder made of one span, to merge into the reading builder."""
+
+    names: tuple[str, ...]
+    parts: dict[str, list[dict[str, Any]]]
+    counts: dict[str, int]
+    span: tuple[int, int] | None
+    overhead: list[list[Any]]
+    loose_batches: int
+    repaired: int
+    gpu_rows: int
+    op_rows: int
+
+
+# the columns of each table that hold indices into the names
+_NAME_COLUMNS = {
+    "gpu": ("name",), "host": ("name",), "ops": ("name", "input_dims", "input_types", "concrete"),
+    "syncs": ("name",), "gpu_annotations": ("name",), "collectives": ("name", "group"),
+}  # fmt: skip
 
 
 def _head(path: str, size: int) -> bytes:
@@ -115,6 +211,7 @@ class _Builder:
         self.gpu_rows = 0
         self.op_rows = 0
         self.raw_ids: dict[bytes, int] = {}
+        self.repaired = 0  # batches repaired in worker processes (see `merge`)
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, text: bytes | bytearray) -> list[Any]:
@@ -340,8 +437,44 @@ class _Builder:
             lo, hi = min(lo, self.span[0]), max(hi, self.span[1])
         self.span = (lo, hi)
 
+    # -- batches read elsewhere ---------------------------------------------------------------
+    def partial(self, repaired: int) -> _Partial:
+        return _Partial(
+            names=tuple(self.names), parts=dict(self.parts), counts=dict(self.counts),
+            span=self.span, overhead=self.overhead, loose_batches=self.loose_batches,
+            repaired=repaired, gpu_rows=self.gpu_rows, op_rows=self.op_rows,
+        )  # fmt: skip
+
+    def merge(self, other: _Partial) -> None:
+        """Append a partial built from the next span, its name indices mapped onto ours."""
+        intern = self.names.setdefault
+        remap = np.array([intern(name, len(self.names)) for name in other.names], np.int64)
+        for key, parts in other.parts.items():
+            for cols in parts:
+                for column in _NAME_COLUMNS.get(key, ()):
+                    ids = cols.get(column)  # annotations have no recorded inputs
+                    if ids is not None and len(remap):
+                        mapped = np.where(ids >= 0, remap[np.maximum(ids, 0)], ids)
+                        cols[column] = mapped.astype(ids.dtype)
+                if key == "launch_params":
+                    cols["row"] = cols["row"] + self.gpu_rows
+                elif key == "collectives":
+                    cols["op"] = cols["op"] + self.op_rows
+                self.parts[key].append(cols)
+        for cat, count in other.counts.items():
+            self.counts[cat] += count
+        if other.span is not None:
+            lo, hi = other.span
+            self.span = (min(lo, self.span[0]), max(hi, self.span[1])) if self.span else (lo, hi)
+        self.overhead += other.overhead
+        self.loose_batches += other.loose_batches
+        self.repaired += other.repaired
+        self.gpu_rows += other.gpu_rows
+        self.op_rows += other.op_rows
+
     # -- result -----------------------------------------------------------------------------
     def finish(self, path: str, report: StreamReport) -> Trace:
+        report.repaired_batches += self.repaired
         if not self.counts:
             raise ReaderError("the traceEvents array holds no events")
         names = tuple(self.names)
