@@ -43,8 +43,8 @@ class Sample:
     load_1m: float  # the machine's 1-minute load average just before the run
     tail: str
     cpu_s: float = 0.0  # user + system CPU time of the process (its threads summed)
-    # the largest sum of the RSS of the process and its children (worker processes), sampled
-    # every 10 ms from /proc; pages a forked worker shares with its parent count in both
+    # the largest sum of the proportional set size (PSS: a page shared by k processes counts
+    # 1/k in each) of the process and its children (worker processes), sampled every 50 ms
     tree_rss_mb: float = 0.0
 
 
@@ -82,9 +82,11 @@ def measure(argv: list[str], timeout_s: float) -> Sample:
 
 
 def _wait(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, Any, float]:
-    tree = 0.0
+    tree, polls = 0.0, 0
     while True:
-        tree = max(tree, _tree_rss_mb(process.pid))
+        if polls % 5 == 0:
+            tree = max(tree, _tree_pss_mb(process.pid))
+        polls += 1
         pid, status, rusage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             process.returncode = os.waitstatus_to_exitcode(status)
@@ -94,18 +96,18 @@ def _wait(process: subprocess.Popen[bytes], deadline: float) -> tuple[int, Any, 
         time.sleep(0.01)
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """RSS of a process and all its descendants now (MB; 0 for one that is gone)."""
+def _tree_pss_mb(pid: int) -> float:
+    """PSS of a process and all its descendants now (MB; 0 for one that is gone)."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
         try:
-            status = Path(f"/proc/{p}/status").read_text()
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
             children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
         except OSError:
             continue
-        total += next((int(line.split()[1]) for line in status.splitlines()
-                       if line.startswith("VmRSS:")), 0)  # fmt: skip
+        total += next((int(line.split()[1]) for line in rollup.splitlines()
+                       if line.startswith("Pss:")), 0)  # fmt: skip
         todo += [int(c) for c in children]
     return total / 1024
 
@@ -249,7 +251,7 @@ def _per_mb(seconds: float | None, mb: float) -> float | None:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| trace | MB | kernels | analyze s (CPU s) | analyze peak RSS MB (all processes) "
+        "| trace | MB | kernels | analyze s (CPU s) | analyze peak RSS MB (all processes' PSS) "
         "| one process s (CPU s) | its RSS MB | decode floor s | floor RSS MB "
         "| analyze / floor | one process / floor | HTA load s | HTA RSS MB | load avg |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -98,6 +98,21 @@ def _cut_gzip_stream(source: Path, cut: float, folder: Path) -> Path:
     return path
 
 
+def test_dash_writes_the_report_to_stdout_alone(
+    source: tuple[Path, float], clean: dict[str, Any], tmp_path: Path
+) -> None:
+    done = run("analyze", source[0], "--json", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == clean and not (tmp_path / "-").exists()
+    markdown = run("analyze", source[0], "--md", "-", cwd=tmp_path)
+    assert markdown.stdout.startswith("#") and "╭" not in markdown.stdout
+    both = run("analyze", source[0], "--json", "-", "--md", "-", cwd=tmp_path)
+    assert both.returncode == 2 and both.stdout == ""
+    assert both.stderr.strip().splitlines() == [
+        "error: --json and --md are both '-': only one can go to stdout"
+    ]
+
+
 def test_same_trace_same_report_whatever_the_hash_seed(
     source: tuple[Path, float], tmp_path: Path
 ) -> None:

@@ -23,8 +23,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="TRACE",
         help="a profiler output file, or a directory (every process's outputs in it)",
     )
-    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
-    parser.add_argument("--md", metavar="FILE", help="write the report as Markdown")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the report as JSON (- : standard output, no terminal report)",
+    )
+    parser.add_argument("--md", metavar="FILE", help="write the report as Markdown (- : stdout)")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument(
         "--perfetto",
@@ -51,6 +55,10 @@ def main(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
+    to_stdout = [f"--{name}" for name in ("json", "md", "html") if getattr(args, name) == "-"]
+    if len(to_stdout) > 1:
+        raise InputError(f"{' and '.join(to_stdout)} are both '-': only one can go to stdout")
+    args.quiet = args.quiet or bool(to_stdout)  # stdout carries that output alone
     rules = load_rules(args.categories)
     several = _several(args)
     if several is not None:  # several traces: in parallel, and across ranks when of one job
@@ -182,6 +190,10 @@ def _write(target: str, data: bytes) -> None:
     from gpuscope._atomic import write_atomic
     from gpuscope.errors import InputError
 
+    if target == "-":
+        sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
+        sys.stdout.flush()
+        return
     try:
         write_atomic(Path(target), data)
     except OSError as error:

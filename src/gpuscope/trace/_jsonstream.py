@@ -133,10 +133,11 @@ class EventStream:
             yield batch
 
     def walk(self, cut: bool) -> Iterator[tuple[str, Any]]:
-        """("events", a decoded batch) in file order; with `cut`, every batch before the end of
-        the file comes instead as ("span", its bytes): whole events cut at the last candidate
-        boundary, not decoded (see `decode_span`; the caller decodes them, e.g. in another
-        process, and must read the file again without `cut` if a span does not decode)."""
+        """("events", a decoded batch) in file order; with `cut`, every batch but what follows
+        the last whole event comes instead as ("span", its bytes): whole events cut at the last
+        candidate boundary, not decoded (see `decode_span`; the caller decodes them, e.g. in
+        another process, and must read the file again without `cut` if a span does not
+        decode). The end — a cut-off event, the keys after the array — is read here."""
         buf = b""
         pending: list[bytes] = []  # blocks not yet joined into buf (joined once per batch)
         pending_size = 0
@@ -174,6 +175,10 @@ class EventStream:
             return
         buf = b"".join([buf, *pending])
         self.report.header.update(_decode_header(header))
+        if cut:  # the whole events left go out as a span too; the end is read below
+            span, buf = _cut(buf)
+            if span:
+                yield "span", span
         while buf:
             size_before = len(buf)
             batch, buf = self._split(buf, final=True)

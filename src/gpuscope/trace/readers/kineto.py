@@ -479,7 +479,7 @@ class _Builder:
             raise ReaderError("the traceEvents array holds no events")
         names = tuple(self.names)
         tables = {
-            key: _concat(table, self.parts.get(key, []))
+            key: _concat(table, self.parts.pop(key, []))
             for key, table in (
                 ("gpu", GpuOps),
                 ("host", HostCalls),
@@ -489,8 +489,8 @@ class _Builder:
                 ("flows", Flows),
             )
         }
-        tables["launch_params"] = _concat(LaunchParams, self.parts.get("launch_params", []))
-        tables["collectives"] = _concat(Collectives, self.parts.get("collectives", []))
+        tables["launch_params"] = _concat(LaunchParams, self.parts.pop("launch_params", []))
+        tables["collectives"] = _concat(Collectives, self.parts.pop("collectives", []))
         meta = self._meta(path, report, names, tables)
         return Trace(meta=meta, names=names, **tables)
 
@@ -698,16 +698,22 @@ def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
 
 
 def _concat(table: Any, parts: list[dict[str, Any]]) -> Any:
-    """One table from column dicts; a column some parts lack is -1 in their rows."""
+    """One table from column dicts; a column some parts lack is -1 in their rows. The parts
+    are emptied column by column as they are joined, so the peak memory is the columns plus
+    one column, not twice the columns."""
     if not parts:
         return table.empty()
-    keys = {key for part in parts for key in part}
-    size = [len(next(iter(part.values()))) for part in parts]
-    pairs = list(zip(parts, size, strict=True))
-    columns = {
-        key: np.concatenate([p[key] if key in p else np.full(n, -1, np.int64) for p, n in pairs])
-        for key in keys
-    }
+    keys = sorted({key for part in parts for key in part})
+    sizes = [len(next(iter(part.values()))) for part in parts]
+    columns = {}
+    for key in keys:
+        pieces = [
+            p.pop(key) if key in p else np.full(n, -1, np.int64)
+            for p, n in zip(parts, sizes, strict=True)
+        ]
+        columns[key] = np.concatenate(pieces)
+        del pieces
+    parts.clear()
     return table.from_columns(columns)
 
 
