@@ -138,6 +138,21 @@ def _start_method() -> Any:
     return context
 
 
+_CANONICAL: dict[bytes, bytes] = {}  # recorded text -> canonical text, kept across spans
+
+
+def _canonical(text: bytes) -> bytes:
+    """The canonical JSON text of a recorded value (b"" for none), cached in this process: a
+    worker's builder is new for every span, the values are mostly the same from span to span."""
+    found = _CANONICAL.get(text)
+    if found is None:
+        found = dec.raw_text(msgspec.Raw(text)) if text else b""
+        if len(_CANONICAL) >= 1 << 16:
+            _CANONICAL.clear()
+        _CANONICAL[text] = found
+    return found
+
+
 def _result(future: Any) -> _Partial:
     partial: _Partial | None = future.result()
     if partial is None:
@@ -286,8 +301,11 @@ class _Builder:
         get = index.get
         names = list(map(_NAME, group))
         ids = list(map(get, names))
-        if None in ids:
-            ids = [index.setdefault(name, len(index)) for name in names]
+        if None in ids:  # new names get the next indices in order of first appearance
+            for name in dict.fromkeys(names):
+                if name not in index:
+                    index[name] = len(index)
+            ids = list(map(index.__getitem__, names))
         return np.array(ids, np.int32)
 
     def _add_gpu(self, kind: int, group: list[Any]) -> None:
@@ -375,7 +393,7 @@ class _Builder:
         # new texts in the order they first appear, so that name indices (and every ordering
         # that ties on them) are the same in every run, whatever the hash seed
         for text in [t for t in dict.fromkeys(texts) if t not in known]:
-            canonical = dec.raw_text(msgspec.Raw(text)) if text else b""
+            canonical = _canonical(text)
             known[text] = (
                 self.names.setdefault(canonical.decode("utf-8", "replace"), len(self.names))
                 if canonical
