@@ -158,10 +158,13 @@ def _git_sha() -> str:
     return result.stdout.strip() or "unknown"
 
 
-def big_trace(copies: int) -> Path:
+def big_trace(copies: int, source: Path | None = None) -> Path:
     path = DATA / f"llama_decode_h200_x{copies}.json"
     if not path.exists():
-        subprocess.run([sys.executable, str(HERE / "make_big_trace.py"), str(copies)], check=True)
+        extra = ["--source", str(source)] if source else []
+        subprocess.run(
+            [sys.executable, str(HERE / "make_big_trace.py"), str(copies), *extra], check=True
+        )
     return path
 
 
@@ -179,7 +182,7 @@ def _one_process(out: Path) -> Path:
 
 
 def run_size(copies: int, options: argparse.Namespace) -> dict[str, Any]:
-    path = big_trace(copies)
+    path = big_trace(copies, options.source)
     out = DATA / f"analysis_x{copies}.json"
     hta_python = options.hta_python if copies <= options.hta_max_copies else None
     tools = {name: Tool() for name in ("gpuscope", "gpuscope_1proc", "decode_floor", "hta")}
@@ -298,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hta-max-copies", type=int, default=10)
     parser.add_argument("--delete-after", type=int, help="delete trace files of ≥ this many copies")
     parser.add_argument("--results", type=Path, default=DATA / "bench_analyze.json")
+    parser.add_argument("--source", type=Path, help="the recorded trace to repeat (default: "
+                        "../shared/reference/traces/llama_decode_h200.json.gz)")  # fmt: skip
     options = parser.parse_args(argv)
     rows = [run_size(copies, options) for copies in options.copies]
     result = {"schema": "gpuscope.bench-analyze/1", "machine": machine(), "sizes": rows}

@@ -25,7 +25,10 @@ import msgspec
 from gpuscope.errors import ReaderError
 
 BLOCK = 4 << 20  # compressed bytes read at a time
-BATCH = 16 << 20  # decompressed bytes decoded at a time
+# decompressed bytes decoded at a time: 4 MB decodes faster than 16 MB (x10 trace: 1.04 vs
+# 1.22-1.41 s in one process, 0.84 vs 1.02 s in worker processes) and holds less
+BATCH = 4 << 20
+MAX_EVENT = 64 << 20  # an event array with no event boundary in this many bytes is refused
 _MAX_HEADER = 256 << 20
 _WS = b" \t\r\n"
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
@@ -220,7 +223,7 @@ class EventStream:
                 events, end = decoded
                 return events, buf[end:]
             hi = cut
-        if not final and len(buf) < 4 * BATCH:
+        if not final and len(buf) < MAX_EVENT:
             return [], buf  # no boundary yet: wait for more bytes
         if final:
             return [], buf[start:]
@@ -258,7 +261,7 @@ def _cut(buf: bytes) -> tuple[bytes, bytes]:
         return b"", buf
     end = _last_boundary(buf, start, len(buf), final=False)
     if end < 0:
-        if len(buf) >= 4 * BATCH:
+        if len(buf) >= MAX_EVENT:
             raise ReaderError("could not split the event array (no event boundary in 64 MB)")
         return b"", buf
     closed = _ARRAY_END.search(buf, start)
