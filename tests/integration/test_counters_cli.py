@@ -43,6 +43,16 @@ def test_report_in_every_format_from_the_mi250_pmc_folder(tmp_path: Path) -> Non
     assert "Hardware counters and roofline" in done.stdout
 
 
+def test_json_to_stdout(tmp_path: Path) -> None:
+    folder = reference_file(
+        "rocprof-v1/hpctraining-finite-difference-mi250/xr_laplacian_dp_kernel1_pmc"
+    )
+    done = run("counters", folder, "--arch", "gfx90a", "--json", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kernels"][0]["name"] == "laplacian_kernel"
+    assert not (tmp_path / "-").exists()
+
+
 def test_html_draws_the_roofline(tmp_path: Path) -> None:
     counters = {"SQ_INSTS_VALU_ADD_F32": 0.0, "SQ_INSTS_VALU_MUL_F32": 0.0,
                 "SQ_INSTS_VALU_TRANS_F32": 0.0, "SQ_INSTS_VALU_FMA_F32": 1.0e8,

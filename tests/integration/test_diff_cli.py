@@ -56,6 +56,16 @@ def test_cross_vendor_pair_quiet_json(tmp_path: Path) -> None:
     assert report["caveats"][0]["id"] == "cross-vendor"
 
 
+def test_dash_sends_one_output_to_stdout_alone(tmp_path: Path) -> None:
+    before, after = pair(HTA)
+    result = run(before, after, "--json", "-", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["schema"] == "gpuscope.diff/1"  # no terminal report in it
+    assert not (tmp_path / "-").exists()
+    both = run(before, after, "--md", "-", "--html", "-", cwd=tmp_path)
+    assert both.returncode == 2 and "--md and --html are both '-'" in both.stderr
+
+
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr

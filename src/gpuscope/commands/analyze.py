@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands._output import stdout_wanted, write_report
+
 HELP = (
     "analyze profiler outputs: torch.profiler (Kineto) traces, rocprof, rocprofv3 (CSV, JSON, "
     "rocpd), rpd, Nsight Systems and Nsight Compute; files or whole output directories"
@@ -55,10 +57,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
-    to_stdout = [f"--{name}" for name in ("json", "md", "html") if getattr(args, name) == "-"]
-    if len(to_stdout) > 1:
-        raise InputError(f"{' and '.join(to_stdout)} are both '-': only one can go to stdout")
-    args.quiet = args.quiet or bool(to_stdout)  # stdout carries that output alone
+    args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
     rules = load_rules(args.categories)
     several = _several(args)
     if several is not None:  # several traces: in parallel, and across ranks when of one job
@@ -156,15 +155,15 @@ def _emit(
         data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
         if ranks is not None:
             data["ranks"] = ranks
-        _write(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
+        write_report(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
     if args.md:
         from gpuscope.report.markdown import render_markdown
 
-        _write(args.md, render_markdown(reports, lead).encode())
+        write_report(args.md, render_markdown(reports, lead).encode())
     if args.html:
         from gpuscope.report.html import render_html
 
-        _write(args.html, render_html(reports, lead).encode())
+        write_report(args.html, render_html(reports, lead).encode())
     if not args.quiet:
         from rich.console import Console
 
@@ -184,20 +183,6 @@ def _lead(ranks: dict[str, Any] | None) -> list[Any]:
     from gpuscope.ranks.section import section
 
     return [section(ranks)]
-
-
-def _write(target: str, data: bytes) -> None:
-    from gpuscope._atomic import write_atomic
-    from gpuscope.errors import InputError
-
-    if target == "-":
-        sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
-        sys.stdout.flush()
-        return
-    try:
-        write_atomic(Path(target), data)
-    except OSError as error:
-        raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
 
 
 class _progress:

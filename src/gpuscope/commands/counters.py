@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands._output import stdout_wanted, write_report
+
 HELP = (
     "per-kernel metrics, roofline and advice from hardware counters (rocprofv3, rocprof, ncu); "
     "--plan / --list: which counters to collect on a GPU"
@@ -32,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--peaks", metavar="FILE",
         help='measured roofs: {"tflops": {"fp32": 81.7}, "bandwidth_gbs": 5300} (JSON)',
     )  # fmt: skip
-    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--json", metavar="FILE", help="write the report as JSON (- : stdout)")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--html", metavar="FILE", help="write an HTML report with the roofline")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal report")
@@ -59,6 +61,7 @@ def main(args: argparse.Namespace) -> int:
         return _plan(args)
     if not args.traces:
         raise InputError("give counter outputs to analyse, or --plan SET --arch A / --list ARCH")
+    args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
     return _analyse(args)
 
 
@@ -83,16 +86,16 @@ def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
         import msgspec
 
-        _write(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
+        write_report(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
     if args.md:
         from gpuscope.report.markdown import render_sections
 
-        _write(args.md, render_sections(title, sections).encode())
+        write_report(args.md, render_sections(title, sections).encode())
     if args.html:
         from gpuscope.report.html import render_sections as html_sections
 
         subtitle = f"{', '.join(Path(p).name for p in report['source']['paths'][:4])}"
-        _write(
+        write_report(
             args.html, html_sections(title, f"{subtitle} · {report['schema']}", sections).encode()
         )
     if not args.quiet:
@@ -142,7 +145,7 @@ def _plan(args: argparse.Namespace) -> int:
 def _output(args: argparse.Namespace, lines: list[str]) -> int:
     text = "\n".join(lines) + "\n"
     if args.output:
-        _write(args.output, text.encode())
+        write_report(args.output, text.encode())
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -184,13 +187,3 @@ def _capability(arch: str, listing: str | None) -> Any:
             return found[normalise_arch(arch)]
         raise InputError(f"{listing}: lists {', '.join(found) or 'no GPU'}, not {arch}")
     return capability_for(arch)
-
-
-def _write(target: str, data: bytes) -> None:
-    from gpuscope._atomic import write_atomic
-    from gpuscope.errors import InputError
-
-    try:
-        write_atomic(Path(target), data)
-    except OSError as error:
-        raise InputError(f"{target}: cannot write ({error.strerror or error})") from None

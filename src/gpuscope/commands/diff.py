@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
+
+from gpuscope.commands._output import stdout_wanted, write_report
 
 HELP = (
     "compare two profiles (any formats analyze reads, same or different vendor): time, "
@@ -15,7 +16,9 @@ HELP = (
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("before", metavar="BEFORE", help="the baseline profile (file or directory)")
     parser.add_argument("after", metavar="AFTER", help="the changed profile (file or directory)")
-    parser.add_argument("--json", metavar="FILE", help="write the diff as JSON (gpuscope.diff/1)")
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the diff as JSON (gpuscope.diff/1; - : stdout alone)"
+    )
     parser.add_argument("--md", metavar="FILE", help="write a short Markdown diff (PR comment)")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML diff")
     parser.add_argument(
@@ -30,6 +33,7 @@ def main(args: argparse.Namespace) -> int:
     from gpuscope.analysis.categories import load_rules
     from gpuscope.diff import diff
 
+    args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
     rules = load_rules(args.categories)
     report = diff(_analyze(args.before, rules), _analyze(args.after, rules)).to_dict()
     _emit(report, args)
@@ -52,28 +56,18 @@ def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
         import msgspec
 
-        _write(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
+        write_report(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
     if args.md:
         from gpuscope.report.diff import render_diff_markdown
 
-        _write(args.md, render_diff_markdown(report).encode())
+        write_report(args.md, render_diff_markdown(report).encode())
     if args.html:
         from gpuscope.report.diff import render_diff_html
 
-        _write(args.html, render_diff_html(report).encode())
+        write_report(args.html, render_diff_html(report).encode())
     if not args.quiet:
         from rich.console import Console
 
         from gpuscope.report.diff import render_diff_terminal
 
         render_diff_terminal(report, Console(highlight=False))
-
-
-def _write(target: str, data: bytes) -> None:
-    from gpuscope._atomic import write_atomic
-    from gpuscope.errors import InputError
-
-    try:
-        write_atomic(Path(target), data)
-    except OSError as error:
-        raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
