@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from gpuscope.trace._parallel import use_processes
+    from gpuscope._read_workers import use_processes
 
     use_processes()  # big trace files are decoded in worker processes (our main is guarded)
     try:

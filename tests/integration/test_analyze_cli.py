@@ -24,7 +24,7 @@ BUNDLED = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.j
 CPU_ONLY = TRACES / "hta__cpu_only_gloo_rank34.json.gz"
 # (trace, share of the decompressed bytes kept when cutting it: some kernels lie before it)
 SOURCES = ((BUNDLED, 0.6), (TRACES / "patterns_h200.json.gz", 0.75))
-HEAVY = ("torch", "polars", "plotly", "matplotlib", "numpy", "pandas")
+HEAVY = ("torch", "polars", "plotly", "matplotlib", "numpy", "pandas", "msgspec")
 
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -253,7 +253,11 @@ print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["analyze", "--help"]], ids=["top", "analyze"])
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["analyze", "--help"], ["run", "--tools", "nope", "--", "true"]],
+    ids=["top", "analyze", "run-dispatch"],  # the last passes through main() before the command
+)
 def test_help_imports_no_heavy_module(argv: list[str], tmp_path: Path) -> None:
     probe = _HELP_PROBE.format(argv=argv, heavy=HEAVY)
     result = subprocess.run(

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gpuscope import _read_workers
 from gpuscope.errors import ReaderError
-from gpuscope.trace import _jsonstream, _parallel
+from gpuscope.trace import _jsonstream
 from gpuscope.trace.readers import kineto
 from gpuscope.trace.readers.kineto import KinetoReader
 
@@ -185,7 +186,7 @@ RESULT = kineto._result
 
 def read_with(path: str, workers: int, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("GPUSCOPE_READ_WORKERS", str(workers))
-    monkeypatch.setattr(_parallel, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(_read_workers, "PARALLEL_BYTES", 0)
     result = RESULT
 
     def counted(future: Any) -> Any:

@@ -18,11 +18,11 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from gpuscope._read_workers import read_workers
 from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff
 from gpuscope.trace._copies import copy_kind, host_memory
 from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport, decode_span
-from gpuscope.trace._parallel import read_workers
 from gpuscope.trace.model import (
     ANNOTATION,
     DRIVER,

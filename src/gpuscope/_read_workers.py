@@ -1,4 +1,6 @@
-"""How many processes a big trace file is decoded in (see `readers.kineto`).
+"""How many processes a big trace file is decoded in (see `trace.readers.kineto`). Kept out of
+the `trace` package, whose import pulls numpy and msgspec, so that the command line can set it
+before every command at no cost (`gpuscope run` works where msgspec is not installed).
 
 The library reads in this process unless asked: worker processes started by forkserver/spawn
 import the caller's main module again, which runs a script that has no `if __name__ ==
