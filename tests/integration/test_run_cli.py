@@ -433,3 +433,20 @@ def test_each_profilers_output_is_analysed_beside_it(
     assert report["kernels"]["count"] == count
     assert report["kernels"]["time_us"] == pytest.approx(ns / 1000, abs=1e-3)
     assert "analysis.json" in json.dumps(manifest(run_dir))
+
+
+def test_run_needs_neither_msgspec_nor_rich(tmp_path: Path, env: dict[str, str]) -> None:
+    """`gpuscope run` wraps programs in whatever Python they use: it must start where the
+    analysis dependencies are absent (a change that imported the trace package in cli.main
+    broke it on the GPU machine's system Python)."""
+    probe = (
+        "import sys\n"
+        "sys.modules['msgspec'] = None  # makes `import msgspec` fail, as where it is absent\n"
+        "sys.modules['rich'] = None\n"
+        "from gpuscope.cli import main\n"
+        f"sys.exit(main(['run', '--output-dir', {str(tmp_path / 'runs')!r}, '--', 'true']))\n"
+    )
+    done = subprocess.run([PY, "-c", probe], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (run_dirs(tmp_path)[0] / "manifest.json").is_file()
