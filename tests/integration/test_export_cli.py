@@ -262,3 +262,12 @@ def test_nothing_to_export_is_one_error_line(tmp_path: Path, env: dict[str, str]
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
     assert "nothing to put on a timeline" in done.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_timeline_to_stdout(tmp_path: Path, env: dict[str, str]) -> None:
+    bundled = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.json.gz"
+    done = gpuscope(env, tmp_path, "export", str(bundled), "-o", "-")
+    assert done.returncode == 0, done.stderr
+    timeline = json.loads(done.stdout)
+    assert len(timeline["traceEvents"]) > 50_000  # every event of the trace, plain JSON
+    assert done.stderr.startswith("wrote standard output: ") and not (tmp_path / "-").exists()

@@ -135,3 +135,23 @@ def test_bad_input_is_one_error_line(
     done = gpuscope(env, tmp_path, *args)
     assert done.returncode == 2
     assert done.stderr.startswith(message) and done.stderr.count("\n") == 1
+
+
+def test_dash_outputs_go_to_stdout_and_the_rest_to_stderr(
+    tmp_path: Path, env: dict[str, str], trace: Path
+) -> None:
+    logs = tmp_path / "logs"
+    piped = gpuscope(env, tmp_path, "libtrace", str(logs), "-o", "-")
+    assert piped.returncode == 0, piped.stderr
+    filed = rows_of(trace)
+    streamed = list(csv.DictReader(piped.stdout.splitlines()))
+    assert [r["config"] for r in streamed] == [r["config"] for r in filed]  # the same rows
+    assert "wrote standard output" in piped.stderr and not (tmp_path / "-").exists()
+    done = gpuscope(env, tmp_path, "libperf", str(trace), "--backends", "vendor", "--limit", "1",
+                    "--no-measure-peaks", "--json", "-")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["schema"] == "gpuscope.libperf/1"  # the report on stderr
+    assert "wrote" in done.stderr and not (tmp_path / "-").exists()
+    both = gpuscope(env, tmp_path, "libperf", str(trace), "--json", "-", "--md", "-")
+    assert both.returncode == 2
+    assert both.stderr.strip() == "error: several outputs are '-': only one can go to stdout"

@@ -1,10 +1,19 @@
-"""Report files of the report commands (analyze, diff, counters): `--json/--md/--html FILE`,
-where `-` is standard output — that output alone: the terminal report is then left out."""
+"""Output files of the commands, where `-` is standard output — that output alone: a report
+command (analyze, diff, counters) then leaves out its terminal report, and a command that says
+what it wrote says it on stderr.
+
+    write_report(args.json, data)                        # bytes made in memory
+    with output_path(args.output) as path: write(path)   # a writer that wants a path
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPORT_OPTIONS = ("json", "md", "html")
@@ -33,3 +42,38 @@ def write_report(target: str, data: bytes) -> None:
         write_atomic(Path(target), data)
     except OSError as error:
         raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
+
+
+@contextlib.contextmanager
+def output_path(target: str | Path) -> Iterator[Path]:
+    """The path to write `target` at: itself, or for `-` a temporary file that is copied to
+    stdout once written (the writers write atomically, by path). OSError → one-line error."""
+    from gpuscope.errors import InputError
+
+    if str(target) != "-":
+        try:
+            yield Path(target)
+        except OSError as error:
+            raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
+        return
+    with tempfile.TemporaryDirectory(prefix="gpuscope-out-") as folder:
+        path = Path(folder) / "stdout"
+        yield path
+        with path.open("rb") as handle:
+            shutil.copyfileobj(handle, sys.stdout.buffer)
+        sys.stdout.flush()
+
+
+def shown_as(target: str | Path) -> str:
+    """How a message names an output: its path, or `standard output`."""
+    return "standard output" if str(target) == "-" else str(target)
+
+
+def to_stdout(*targets: str | Path | None) -> bool:
+    """True when one of the targets is `-`; InputError when several are."""
+    from gpuscope.errors import InputError
+
+    dashes = [t for t in targets if t is not None and str(t) == "-"]
+    if len(dashes) > 1:
+        raise InputError("several outputs are '-': only one can go to stdout")
+    return bool(dashes)

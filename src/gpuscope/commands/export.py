@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from gpuscope.commands._output import output_path, shown_as
 
 HELP = (
     "write one Chrome/Perfetto JSON timeline (ui.perfetto.dev) of traces, profiler output "
@@ -50,13 +51,10 @@ def write_timeline(
 
     if counter_tracks < 0:
         raise InputError(f"--counter-tracks {counter_tracks}: expected 0 or more")
-    try:
-        result = export_perfetto(
-            paths, Path(output), samplers=samplers, counter_tracks_max=counter_tracks
-        )
-    except OSError as error:
-        raise InputError(f"{output}: cannot write ({error.strerror or error})") from None
+    with output_path(output) as path:  # `-`: the timeline on stdout (plain JSON)
+        result = export_perfetto(paths, path, samplers=samplers, counter_tracks_max=counter_tracks)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     clock = result.metadata["timeline"]["clock"]
-    print(f"wrote {output}: {result.events:,} events on the {clock} clock", file=sys.stderr)
+    where = shown_as(output)
+    print(f"wrote {where}: {result.events:,} events on the {clock} clock", file=sys.stderr)

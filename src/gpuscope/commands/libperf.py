@@ -12,6 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands._output import output_path, shown_as, to_stdout
+
 HELP = "replay library_trace.csv configs (GEMM, conv, collectives) on this GPU; rank them"
 
 
@@ -81,6 +83,7 @@ def main(args: argparse.Namespace) -> int:
         allocations=args.allocations,
     )  # fmt: skip
     options.validate()
+    to_stdout(args.output, args.json, args.md)  # several '-': an error before any replay
     with _progress() as progress:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
@@ -93,9 +96,10 @@ def main(args: argparse.Namespace) -> int:
     model = args.model if args.model is not None else done.trace.model
     now = dt.datetime.now(dt.timezone.utc)
     _write(target, lambda p: output.write_csv(p, done.rows, jobid=jobid, model=model, now=now))
-    console = Console(width=None if sys.stdout.isatty() else 150)  # logs: no wrapped rows
+    piped = to_stdout(args.output, args.json, args.md)  # then the report goes to stderr
+    console = Console(width=None if sys.stdout.isatty() else 150, stderr=piped)  # logs: no wrap
     report.render_terminal(done.report, console)
-    console.print(f"wrote {target}")
+    console.print(f"wrote {shown_as(target)}")
     if args.json:
         _write(args.json, lambda p: p.write_text(report.to_json(done.report), encoding="utf-8"))
     if args.md:
@@ -117,13 +121,9 @@ def _trace_path(path: Path) -> Path:
     return path
 
 
-def _write(path: Path, write: Any) -> None:
-    from gpuscope.errors import InputError
-
-    try:
+def _write(target: Path, write: Any) -> None:
+    with output_path(target) as path:
         write(path)
-    except OSError as error:
-        raise InputError(f"{path}: cannot write ({error.strerror or error})") from None
 
 
 class _progress:

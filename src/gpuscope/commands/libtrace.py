@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+from gpuscope.commands._output import output_path, shown_as
 
 HELP = "rebuild library_trace.csv from library logs (rocBLAS, hipBLASLt, MIOpen, NCCL, cuBLAS, …)"
 
@@ -22,7 +25,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     import datetime as dt
-    import sys
     from pathlib import Path
 
     from gpuscope.errors import InputError
@@ -36,7 +38,9 @@ def main(args: argparse.Namespace) -> int:
     if not calls:
         raise InputError(f"no library calls found in {', '.join(args.paths)}")
     now = dt.datetime.now(dt.timezone.utc)
-    out = write_csv(Path(args.output), calls, jobid=args.jobid, model=args.model, now=now)
+    with output_path(args.output) as path:
+        write_csv(path, calls, jobid=args.jobid, model=args.model, now=now)
     rows = aggregate(calls)
-    print(f"wrote {out}: {len(rows)} configs, {sum(r.calls for r in rows)} calls")
+    print(f"wrote {shown_as(args.output)}: {len(rows)} configs, {sum(r.calls for r in rows)} "
+          "calls", file=sys.stderr if args.output == "-" else sys.stdout)  # fmt: skip
     return 0
