@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from queue import Full, Queue
 from typing import Any
 
 import msgspec
@@ -25,6 +27,7 @@ import msgspec
 from gpuscope.errors import ReaderError
 
 BLOCK = 4 << 20  # compressed bytes read at a time
+INFLATE_CHUNK = 4 << 20  # decompressed bytes handed on at a time
 # decompressed bytes decoded at a time: 4 MB decodes faster than 16 MB (x10 trace: 1.04 vs
 # 1.22-1.41 s in one process, 0.84 vs 1.02 s in worker processes) and holds less
 BATCH = 4 << 20
@@ -81,12 +84,77 @@ def _raw_blocks(path: str, progress: Progress | None) -> Iterator[tuple[bytes, b
 
 
 def _inflate(inflater: Any, data: bytes) -> Iterator[tuple[bytes, bool]]:
+    """The inflated bytes of `data`, INFLATE_CHUNK at a time (a 4 MB compressed block of trace
+    JSON inflates to ~40 MB)."""
+    while data:
+        try:
+            out = inflater.decompress(data, INFLATE_CHUNK)
+        except zlib.error as error:
+            raise ReaderError(f"corrupt gzip data ({error})") from None
+        data = inflater.unconsumed_tail
+        if out:
+            yield out, False
+        elif not data:
+            return
+
+
+def _blocks(path: str, progress: Progress | None) -> Iterator[tuple[bytes, bool]]:
+    """`_raw_blocks`, inflated ahead by a thread for a gzip file: zlib inflates without the GIL,
+    so one block is inflated while the caller decodes the one before (x10 trace as .json.gz:
+    see docs/performance.md)."""
     try:
-        out = inflater.decompress(data)
-    except zlib.error as error:
-        raise ReaderError(f"corrupt gzip data ({error})") from None
-    if out:
-        yield out, False
+        with open(path, "rb") as handle:
+            gzipped = handle.read(2) == b"\x1f\x8b"
+    except OSError:
+        gzipped = False
+    blocks = _raw_blocks(path, progress)
+    return _ahead(blocks) if gzipped else blocks
+
+
+_END = object()
+
+
+def _ahead(blocks: Iterator[tuple[bytes, bool]], depth: int = 4) -> Iterator[tuple[bytes, bool]]:
+    """The items of `blocks`, produced by a background thread up to `depth` ahead; its
+    exception is raised here; closing this generator stops the thread."""
+    queue: Queue[Any] = Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                queue.put(item, timeout=0.05)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in blocks:
+                if not put(item):
+                    return
+            put(_END)
+        except BaseException as error:  # handed to the reading thread, raised there
+            put(_Failure(error))
+        finally:
+            blocks.close()  # type: ignore[attr-defined]
+
+    thread = threading.Thread(target=produce, name="gpuscope-inflate", daemon=True)
+    thread.start()
+    try:
+        while (item := queue.get()) is not _END:
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+@dataclass
+class _Failure:
+    error: BaseException
 
 
 def _skip_ws(buf: bytes, pos: int) -> int:
@@ -146,7 +214,7 @@ class EventStream:
         pending_size = 0
         header: bytes | None = None
         truncated = False
-        for block, cut_short in _raw_blocks(self.path, self.progress):
+        for block, cut_short in _blocks(self.path, self.progress):
             truncated |= cut_short
             self.report.total_bytes += len(block)
             pending.append(block)

@@ -277,3 +277,44 @@ def test_no_worker_processes_to_be_had_reads_in_this_process(
     path = write(tmp_path / "mixed.json", {"traceEvents": mixed_events(20)})
     monkeypatch.setattr(kineto, "_read_in_processes", broken)
     assert len(read_with(path, 2, monkeypatch).gpu) == 20
+
+
+# -- gzip inflated ahead by a thread ------------------------------------------------------------
+
+
+def gz_trace(tmp_path: Path, count: int) -> Path:
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"traceEvents": mixed_events(count)}).encode()))
+    return path
+
+
+def test_gzip_is_inflated_ahead_and_reads_the_same(tmp_path: Path) -> None:
+    import threading
+
+    path = gz_trace(tmp_path, 50)
+    plain = write(tmp_path / "t.json", {"traceEvents": mixed_events(50)})
+    same_trace_tables = KinetoReader().read(str(path)), KinetoReader().read(plain)
+    assert len(same_trace_tables[0].gpu) == len(same_trace_tables[1].gpu) == 50
+    assert not [t for t in threading.enumerate() if t.name == "gpuscope-inflate"]  # joined
+
+
+def test_corrupt_gzip_mid_stream_is_one_error_and_no_thread_is_left(tmp_path: Path) -> None:
+    import threading
+
+    path = gz_trace(tmp_path, 200)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64  # damage inside the deflate data
+    path.write_bytes(bytes(data))
+    with pytest.raises(ReaderError, match=r"^corrupt gzip data "):
+        KinetoReader().read(str(path))
+    assert not [t for t in threading.enumerate() if t.name == "gpuscope-inflate"]
+
+
+def test_a_reader_that_stops_early_stops_the_inflating_thread(tmp_path: Path) -> None:
+    import threading
+
+    path = gz_trace(tmp_path, 200)
+    blocks = _jsonstream._blocks(str(path), None)
+    next(iter(blocks))
+    blocks.close()  # type: ignore[attr-defined]
+    assert not [t for t in threading.enumerate() if t.name == "gpuscope-inflate"]

@@ -108,6 +108,9 @@ def _read_in_processes(path: str, progress: Progress | None, workers: int) -> Tr
     context = _start_method()
     pending: deque[Future[_Partial | None]] = deque()
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        # a first task starts every worker now (fork: all at once), before the stream starts
+        # the thread that inflates a gzip file ahead
+        pool.submit(int)
         for kind, item in stream.walk(cut=True):
             if kind == "span":
                 pending.append(pool.submit(_columns_of_span, item))
