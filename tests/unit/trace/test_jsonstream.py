@@ -293,8 +293,13 @@ def test_gzip_is_inflated_ahead_and_reads_the_same(tmp_path: Path) -> None:
 
     path = gz_trace(tmp_path, 50)
     plain = write(tmp_path / "t.json", {"traceEvents": mixed_events(50)})
-    same_trace_tables = KinetoReader().read(str(path)), KinetoReader().read(plain)
-    assert len(same_trace_tables[0].gpu) == len(same_trace_tables[1].gpu) == 50
+    zipped, text = KinetoReader().read(str(path)), KinetoReader().read(plain)
+    assert len(zipped.gpu) == 50 and zipped.names == text.names
+    for table in ("gpu", "ops", "launch_params"):
+        for column in ("start", "dur", "name", "row", "grid_x"):
+            a, b = getattr(zipped, table), getattr(text, table)
+            if hasattr(b, column):
+                assert np.array_equal(getattr(a, column), getattr(b, column)), (table, column)
     assert not [t for t in threading.enumerate() if t.name == "gpuscope-inflate"]  # joined
 
 
