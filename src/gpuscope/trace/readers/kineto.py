@@ -493,12 +493,31 @@ class _Builder:
         self.gpu_rows += other.gpu_rows
         self.op_rows += other.op_rows
 
+    def _sorted_names(self) -> tuple[str, ...]:
+        """The names in sorted order, every name index in the parts renumbered to match: the
+        order of first appearance depends on where batches were cut (block sizes, gzip or
+        not), and ties between rows follow name indices in the analyses — sorted, the same
+        trace gives the same report however it was stored or read."""
+        names = tuple(self.names)
+        order = sorted(range(len(names)), key=names.__getitem__)
+        renumber = np.empty(len(names), np.int64)
+        renumber[order] = np.arange(len(names))
+        for key, parts in self.parts.items():
+            for cols in parts:
+                for column in _NAME_COLUMNS.get(key, ()):
+                    ids = cols.get(column)
+                    if ids is not None and len(ids):
+                        cols[column] = np.where(ids >= 0, renumber[np.maximum(ids, 0)], ids).astype(
+                            ids.dtype
+                        )
+        return tuple(names[i] for i in order)
+
     # -- result -----------------------------------------------------------------------------
     def finish(self, path: str, report: StreamReport) -> Trace:
         report.repaired_batches += self.repaired
         if not self.counts:
             raise ReaderError("the traceEvents array holds no events")
-        names = tuple(self.names)
+        names = self._sorted_names()
         tables = {
             key: _concat(table, self.parts.pop(key, []))
             for key, table in (
