@@ -40,11 +40,11 @@ def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15
 
 
 def forget_heads() -> None:
-    """Finding the sources cached the first MiB of up to 256 files (trace._sniff); the workers
-    read the files themselves, so the driver lets them go (256 MiB at 256 ranks otherwise)."""
+    """Finding the sources cached file heads (trace._sniff, up to 32 MiB); the workers read the
+    files themselves, so the driver lets them go."""
     from gpuscope.trace import _sniff
 
-    _sniff._head.cache_clear()
+    _sniff.forget()
 
 
 def analyze_job(

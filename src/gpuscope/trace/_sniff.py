@@ -7,6 +7,7 @@ import functools
 import os
 import sqlite3
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,18 +23,44 @@ def _stamp(path: str) -> tuple[str, int, int]:
 
 
 def head(path: str, size: int = HEAD_BYTES) -> bytes:
-    """The first `size` bytes of the file, decompressed when it is gzip; b"" if unreadable."""
+    """The first `size` bytes of the file, decompressed when it is gzip; b"" if unreadable.
+    Several readers sniff the same file: the heads are cached, up to HEAD_CACHE_BYTES in all
+    (least recently used first out), so a folder of many big files does not hold 1 MB each."""
     try:
-        return _head(*_stamp(path), size)
+        key = (*_stamp(path), size)
     except OSError:
         return b""
+    found = _HEADS.get(key)
+    if found is not None:
+        _HEADS.move_to_end(key)
+        return found
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(size)
+        data = start if start[:2] != b"\x1f\x8b" else gunzip_head(path, size)
+    except OSError:
+        return b""
+    _remember(key, data)
+    return data
 
 
-@functools.lru_cache(maxsize=256)
-def _head(path: str, _size: int, _mtime: int, size: int) -> bytes:
-    with open(path, "rb") as handle:
-        start = handle.read(size)
-    return start if start[:2] != b"\x1f\x8b" else gunzip_head(path, size)
+HEAD_CACHE_BYTES = 32 << 20
+_HEADS: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
+_held = [0]  # bytes in _HEADS
+
+
+def forget() -> None:
+    """Let every cached head go (a caller whose workers read the files themselves)."""
+    _HEADS.clear()
+    _held[0] = 0
+
+
+def _remember(key: tuple[str, int, int, int], data: bytes) -> None:
+    _HEADS[key] = data
+    _held[0] += len(data)
+    while _held[0] > HEAD_CACHE_BYTES and len(_HEADS) > 1:
+        _, dropped = _HEADS.popitem(last=False)
+        _held[0] -= len(dropped)
 
 
 def gunzip_head(path: str, size: int) -> bytes:
