@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
@@ -30,10 +31,11 @@ def head(path: str, size: int = HEAD_BYTES) -> bytes:
         key = (*_stamp(path), size)
     except OSError:
         return b""
-    found = _HEADS.get(key)
-    if found is not None:
-        _HEADS.move_to_end(key)
-        return found
+    with _LOCK:
+        found = _HEADS.get(key)
+        if found is not None:
+            _HEADS.move_to_end(key)
+            return found
     try:
         with open(path, "rb") as handle:
             start = handle.read(size)
@@ -47,20 +49,25 @@ def head(path: str, size: int = HEAD_BYTES) -> bytes:
 HEAD_CACHE_BYTES = 32 << 20
 _HEADS: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
 _held = [0]  # bytes in _HEADS
+_LOCK = threading.Lock()  # readers may sniff from several threads
 
 
 def forget() -> None:
     """Let every cached head go (a caller whose workers read the files themselves)."""
-    _HEADS.clear()
-    _held[0] = 0
+    with _LOCK:
+        _HEADS.clear()
+        _held[0] = 0
 
 
 def _remember(key: tuple[str, int, int, int], data: bytes) -> None:
-    _HEADS[key] = data
-    _held[0] += len(data)
-    while _held[0] > HEAD_CACHE_BYTES and len(_HEADS) > 1:
-        _, dropped = _HEADS.popitem(last=False)
-        _held[0] -= len(dropped)
+    with _LOCK:
+        if key in _HEADS:
+            return
+        _HEADS[key] = data
+        _held[0] += len(data)
+        while _held[0] > HEAD_CACHE_BYTES and len(_HEADS) > 1:
+            _, dropped = _HEADS.popitem(last=False)
+            _held[0] -= len(dropped)
 
 
 def gunzip_head(path: str, size: int) -> bytes:
