@@ -69,6 +69,11 @@ sync, late = os.environ["APP_SYNC"], int(os.environ["APP_LATE"])
 with open(os.environ["ROCBLAS_LOG_BENCH_PATH"], "w") as log:
     log.write("./rocblas-bench -f gemm -r f32_r --transposeA N --transposeB N "
               f"-m {64 * (rank + 1)} -n 64 -k 64 --alpha 1 --lda 64 --ldb 64 --beta 0 --ldc 64\\n")
+# a start barrier: under load one rank may start its first step long after the other, and
+# rank APP_LATE must then still be the late one (the test was flaky on a loaded machine)
+open(os.path.join(sync, f"ready.{rank}"), "w").close()
+while sum(os.path.exists(os.path.join(sync, f"ready.{r}")) for r in range(world)) < world:
+    time.sleep(0.0005)
 for step in range(4):
     start = time.time_ns()
     time.sleep(0.02 + (0.03 if rank == late else 0))
@@ -128,7 +133,7 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
 
 def arrivals(sync: Path, ranks: int) -> list[list[int]]:
     """Per step, each rank's arrival at the all-reduce as the ranks told each other."""
-    steps = sorted({int(p.name.split(".")[0]) for p in sync.iterdir()})
+    steps = sorted({int(p.name.split(".")[0]) for p in sync.iterdir() if p.name[0].isdigit()})
     return [[int((sync / f"{s}.{r}").read_text()) for r in range(ranks)] for s in steps]
 
 
