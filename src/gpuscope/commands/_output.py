@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +46,9 @@ def write_report(target: str, data: bytes) -> None:
 def output_path(target: str | Path) -> Iterator[Path]:
     """The path to write `target` at: itself, or for `-` a temporary file that is copied to
     stdout once written (the writers write atomically, by path). OSError → one-line error."""
+    import shutil
+    import tempfile
+
     from gpuscope.errors import InputError
 
     if str(target) != "-":
