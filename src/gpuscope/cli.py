@@ -59,10 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     from gpuscope._read_workers import use_processes
+    from gpuscope.output import guard_stdout
 
     use_processes()  # big trace files are decoded in worker processes (our main is guarded)
+    guard_stdout()  # a full disk under the terminal report: one `error:` line, not a traceback
     try:
-        return int(args._main(args))
+        code = int(args._main(args))
+        sys.stdout.flush()
+        return code
     except GpuscopeError as error:
         if args.debug:
             raise

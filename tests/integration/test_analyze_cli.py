@@ -109,7 +109,7 @@ def test_dash_writes_the_report_to_stdout_alone(
     both = run("analyze", source[0], "--json", "-", "--md", "-", cwd=tmp_path)
     assert both.returncode == 2 and both.stdout == ""
     assert both.stderr.strip().splitlines() == [
-        "error: --json and --md are both '-': only one can go to stdout"
+        "error: --json and --md both name standard output: only one can go there"
     ]
 
 

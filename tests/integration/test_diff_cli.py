@@ -63,7 +63,7 @@ def test_dash_sends_one_output_to_stdout_alone(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["schema"] == "gpuscope.diff/1"  # no terminal report in it
     assert not (tmp_path / "-").exists()
     both = run(before, after, "--md", "-", "--html", "-", cwd=tmp_path)
-    assert both.returncode == 2 and "--md and --html are both '-'" in both.stderr
+    assert both.returncode == 2 and "--md and --html both name standard output" in both.stderr
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -40,10 +41,16 @@ CATEGORIES = (
 )
 
 
+class Pattern(Protocol):
+    """A compiled regex: `re` for the packaged rules, RE2 (linear time) for a user's."""
+
+    def search(self, text: str) -> object: ...
+
+
 @dataclass(frozen=True)
 class Rule:
     category: str
-    pattern: re.Pattern[str]
+    pattern: Pattern
     vendor: str = "any"
     weak: bool = False
 
@@ -93,41 +100,93 @@ class Rules:
         return None
 
 
+FILE_KEYS = ("schema", "about", "categories", "kernel_rules", "op_rules")
+RULE_KEYS = ("category", "pattern", "vendor", "weak")
+VENDORS = ("any", "nvidia", "amd")
+
+
 def load_rules(extra: str | Path | None = None) -> Rules:
-    """The packaged rules, with those of `extra` (a JSON file of the same layout) tried first."""
+    """The packaged rules, with those of `extra` (a JSON file of the same layout) tried first.
+
+    A user's patterns run on RE2 (linear time: no pattern can hang the analysis); a key this
+    layout does not have is an error, not ignored (a typo would silently drop a rule)."""
     text = resources.files("gpuscope").joinpath("data/categories.json").read_text("utf-8")
-    base = _parse(json.loads(text), "gpuscope/data/categories.json")
+    base = _parse(json.loads(text), "gpuscope/data/categories.json", _compile_re)
     if extra is None:
         return base
     path = Path(extra)
     try:
-        user = _parse(json.loads(path.read_text("utf-8")), str(path))
+        data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as error:
-        raise ConfigError(f"{path}: cannot read category rules ({error})") from None
+        why = getattr(error, "strerror", None) or error
+        raise ConfigError(f"{path}: cannot read category rules ({why})") from None
+    user = _parse(data, str(path), _compile_re2)
     return Rules(user.kernel + base.kernel, user.op + base.op)
 
 
-def _parse(data: Any, source: str) -> Rules:
+def _parse(data: Any, source: str, compile: Callable[[str], Pattern]) -> Rules:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a JSON object with kernel_rules and/or op_rules")
-    return Rules(
-        tuple(_rule(r, source) for r in data.get("kernel_rules", [])),
-        tuple(_rule(r, source) for r in data.get("op_rules", [])),
-    )
+    _known(data, FILE_KEYS, source)
+    rules = []
+    for key in ("kernel_rules", "op_rules"):
+        entries = data.get(key, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f"{source}: {key} must be a list of rules")
+        rules.append(
+            tuple(_rule(r, f"{source}: {key}[{i}]", compile) for i, r in enumerate(entries))
+        )
+    return Rules(*rules)
 
 
-def _rule(entry: Any, source: str) -> Rule:
+def _known(entry: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+    unknown = [k for k in entry if k not in keys]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {', '.join(map(repr, unknown))}; expected "
+                          f"{', '.join(keys)}")  # fmt: skip
+
+
+def _rule(entry: Any, where: str, compile: Callable[[str], Pattern]) -> Rule:
     if not isinstance(entry, dict) or entry.get("category") not in CATEGORIES:
         raise ConfigError(
-            f"{source}: each rule needs a category (one of {', '.join(CATEGORIES)}) and a "
+            f"{where}: each rule needs a category (one of {', '.join(CATEGORIES)}) and a "
             f"pattern; got {entry!r}"
         )
-    try:
-        pattern = re.compile(str(entry["pattern"]), re.IGNORECASE)
-    except (KeyError, re.error) as error:
-        raise ConfigError(f"{source}: bad pattern in rule {entry!r} ({error})") from None
+    _known(entry, RULE_KEYS, where)
     vendor = str(entry.get("vendor", "any")).lower()
-    return Rule(entry["category"], pattern, vendor, bool(entry.get("weak", False)))
+    if vendor not in VENDORS or not isinstance(entry.get("pattern"), str):
+        raise ConfigError(f"{where}: expected a string pattern and a vendor of "
+                          f"{', '.join(VENDORS)}; got {entry!r}")  # fmt: skip
+    if not isinstance(entry.get("weak", False), bool):
+        raise ConfigError(f"{where}: weak must be true or false; got {entry['weak']!r}")
+    try:
+        pattern = compile(entry["pattern"])
+    except ConfigError as error:
+        raise ConfigError(f"{where}: {error}") from None
+    return Rule(entry["category"], pattern, vendor, entry.get("weak", False))
+
+
+def _compile_re(pattern: str) -> Pattern:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        raise ConfigError(f"bad pattern {pattern!r} ({error})") from None
+
+
+def _compile_re2(pattern: str) -> Pattern:
+    """RE2: no backtracking, so no pattern takes exponential time (no lookaround either)."""
+    import re2
+
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False  # the error is ours to report, on one line
+    try:
+        return cast(Pattern, re2.compile(pattern, options))
+    except re2.error as error:
+        why = error.args[0].decode(errors="replace") if error.args else "invalid"
+        raise ConfigError(
+            f"pattern {pattern!r}: {why} (user rules run on RE2: no lookaround or backreferences)"
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,6 @@ def _nothing() -> None:
 def _write_json(path: Path, data: Any) -> None:
     import msgspec
 
-    from gpuscope._atomic import write_atomic
+    from gpuscope.output import write
 
-    write_atomic(path, msgspec.json.format(msgspec.json.encode(data), indent=1))
+    write(path, msgspec.json.format(msgspec.json.encode(data), indent=1))

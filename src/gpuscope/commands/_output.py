@@ -1,80 +1,76 @@
-"""Output files of the commands, where `-` is standard output — that output alone: a report
-command (analyze, diff, counters) then leaves out its terminal report, and a command that says
-what it wrote says it on stderr.
+"""What every report command does with its outputs, on top of the one safe writer
+(`gpuscope.output`): check them against the inputs before any work, encode, write.
 
-    write_report(args.json, data)                        # bytes made in memory
-    with output_path(args.output) as path: write(path)   # a writer that wants a path
+    check(args, inputs=[...])                          # --json/--md/--html/-o vs the inputs
+    write_json(args.json, data)                        # bytes made in memory
+    with output_path(args.output) as path: write(path) # a writer that wants a path
+
+`-` is standard output — that output alone: a report command then leaves out its terminal report,
+and a command that says what it wrote says it on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpuscope.output import (
+    Target,
+    check_outputs,
+    is_stdout,
+    shown_as,
+    write,
+    writing,
+)
 
 REPORT_OPTIONS = ("json", "md", "html")
+output_path = writing
+__all__ = ["check", "output_path", "shown_as", "stdout_wanted", "write_json", "write_text"]
 
 
-def stdout_wanted(args: argparse.Namespace) -> bool:
-    """True when one report option is `-` (then no terminal report); InputError for two."""
-    from gpuscope.errors import InputError
-
-    dashes = [f"--{name}" for name in REPORT_OPTIONS if getattr(args, name, None) == "-"]
-    if len(dashes) > 1:
-        raise InputError(f"{' and '.join(dashes)} are both '-': only one can go to stdout")
-    return bool(dashes)
+def targets(args: argparse.Namespace, *names: str) -> dict[str, Target | None]:
+    """`--name` → the target given (None where not), for the options `names` (default: the
+    report options) that this command has."""
+    return {f"--{name}": getattr(args, name, None) for name in names or REPORT_OPTIONS}
 
 
-def write_report(target: str, data: bytes) -> None:
-    """Write `data` to `target` atomically, or to stdout for `-`; one-line error if it cannot."""
-    from gpuscope._atomic import write_atomic
-    from gpuscope.errors import InputError
+def check(
+    args: argparse.Namespace,
+    inputs: Iterable[Target | None] = (),
+    extra: Mapping[str, Target | None] | None = None,
+) -> None:
+    """OutputError (exit 2, nothing written) when an output is an input or two outputs are one
+    file; `extra`: outputs beyond --json/--md/--html (e.g. {"--perfetto": args.perfetto})."""
+    check_outputs({**targets(args), **(extra or {})}, [p for p in inputs if p is not None])
 
-    if target == "-":
-        sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
-        sys.stdout.flush()
-        return
+
+def stdout_wanted(args: argparse.Namespace, *names: str) -> bool:
+    """True when one report option names standard output (then no terminal report);
+    OutputError for two."""
+    given = targets(args, *names)
+    check_outputs(given)
+    return any(is_stdout(target) for target in given.values())
+
+
+def write_json(target: Target, data: Any) -> None:
+    """`data` as indented JSON."""
+    write(target, json_bytes(data))
+
+
+def json_bytes(data: Any) -> bytes:
+    """Indented JSON; a file name that is not UTF-8 (its bytes kept by os.fsdecode as lone
+    surrogates) is written as JSON escapes (`\\udcff`) that read back as the same name."""
+    import msgspec
+
     try:
-        write_atomic(Path(target), data)
-    except OSError as error:
-        raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
+        return msgspec.json.format(msgspec.json.encode(data), indent=1)
+    except UnicodeEncodeError:  # msgspec refuses lone surrogates; the standard library does not
+        import json
+
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+        return text.encode("utf-8", "backslashreplace")
 
 
-@contextlib.contextmanager
-def output_path(target: str | Path) -> Iterator[Path]:
-    """The path to write `target` at: itself, or for `-` a temporary file that is copied to
-    stdout once written (the writers write atomically, by path). OSError → one-line error."""
-    import shutil
-    import tempfile
-
-    from gpuscope.errors import InputError
-
-    if str(target) != "-":
-        try:
-            yield Path(target)
-        except OSError as error:
-            raise InputError(f"{target}: cannot write ({error.strerror or error})") from None
-        return
-    with tempfile.TemporaryDirectory(prefix="gpuscope-out-") as folder:
-        path = Path(folder) / "stdout"
-        yield path
-        with path.open("rb") as handle:
-            shutil.copyfileobj(handle, sys.stdout.buffer)
-        sys.stdout.flush()
-
-
-def shown_as(target: str | Path) -> str:
-    """How a message names an output: its path, or `standard output`."""
-    return "standard output" if str(target) == "-" else str(target)
-
-
-def to_stdout(*targets: str | Path | None) -> bool:
-    """True when one of the targets is `-`; InputError when several are."""
-    from gpuscope.errors import InputError
-
-    dashes = [t for t in targets if t is not None and str(t) == "-"]
-    if len(dashes) > 1:
-        raise InputError("several outputs are '-': only one can go to stdout")
-    return bool(dashes)
+def write_text(target: Target, text: str) -> None:
+    write(target, text.encode("utf-8", "backslashreplace"))

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuscope.commands._output import stdout_wanted, write_report
+from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
+from gpuscope.errors import ReaderError
 
 HELP = (
     "analyze profiler outputs: torch.profiler (Kineto) traces, rocprof, rocprofv3 (CSV, JSON, "
@@ -46,6 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--workers", type=int, metavar="N",
                         help="several traces: analyse them in N processes (1 per CPU)")  # fmt: skip
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="leave out inputs that cannot be read, with a warning (default: "
+                        "an error naming each, exit 2)")  # fmt: skip
     parser.add_argument("--engine", choices=("local", "ray", "dask"), default="local",
                         help="where several traces are analysed: a local process pool "
                         "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
@@ -53,82 +58,78 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from gpuscope.analysis.categories import load_rules
-    from gpuscope.errors import GpuscopeError, InputError
+    from gpuscope.errors import InputError
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
-    args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
+    args.quiet = args.quiet or stdout_wanted(args, *OUTPUTS)  # stdout carries that output alone
     rules = load_rules(args.categories)
-    several = _several(args)
-    if several is not None:  # several traces: in parallel, and across ranks when of one job
+    found = _find(args)
+    check(args, [*args.traces, args.categories, *found.files()], {"--perfetto": args.perfetto})
+    if len(found.sources) == 1 and len(args.traces) == 1 and not found.failed:
+        reports, ranks = [_analyze_one(found.sources[0], rules, args.top)], None
+    elif found.sources:
         from gpuscope.ranks.command import analyze_sources
 
-        found, ranks, broken = analyze_sources(several[0], args)
-        _emit(found, args, ranks)
-        return 2 if broken + several[1] else 0
-    reports: list[dict[str, Any]] = []
-    failed = 0
-    for path in args.traces:
-        try:
-            found, broken = _analyze_path(path, rules, args.top, several=len(args.traces) > 1)
-            reports += found
-            failed += broken
-        except GpuscopeError as error:
-            if len(args.traces) == 1:
-                raise
-            print(f"error: {error}", file=sys.stderr)
-            failed += 1
-    _emit(reports, args)
-    if args.perfetto and reports:
-        from gpuscope.commands.export import write_timeline
-
-        write_timeline(args.traces, args.perfetto)
-    return 2 if failed else 0
+        reports, ranks, failed = analyze_sources(found.sources, args)
+        found.failed += failed
+    else:
+        reports, ranks = [], None
+    _say_failed(found.failed, args.skip_bad)
+    if not reports:
+        raise ReaderError(_none_read(args, found))
+    _emit(reports, args, ranks, found.failed)
+    broken = bool(found.failed) and not args.skip_bad
+    if args.perfetto:
+        _timeline(args, found, broken)
+    return 2 if broken else 0
 
 
-def _several(args: argparse.Namespace) -> tuple[list[Any], int] | None:
-    """(sources, paths that failed) when the arguments hold several traces; None for one."""
+OUTPUTS = ("json", "md", "html", "perfetto")
+
+
+@dataclass
+class _Found:
+    """The sources of every path given, and the inputs that could not be found or read
+    (path, one-line error)."""
+
+    sources: list[Any] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+    def files(self) -> list[str]:
+        return [path for source in self.sources for path in source.paths]
+
+
+def _find(args: argparse.Namespace) -> _Found:
+    """Every path's sources; one path that fails raises, several are recorded and go on."""
     from gpuscope.errors import GpuscopeError
     from gpuscope.ranks.api import forget_heads
     from gpuscope.trace.registry import find_sources
 
-    if len(args.traces) == 1:
-        try:
-            found = find_sources(args.traces[0])
-        except GpuscopeError:
-            return None  # the one-trace path reports it
-        return (found, 0) if len(found) > 1 else None
-    sources, failed = [], 0
+    found = _Found()
     for path in args.traces:
+        bad: list[tuple[str, str]] | None = [] if args.skip_bad else None
         try:
-            sources += find_sources(path)
-            forget_heads()  # the first MiB of each file, cached: the workers read them anyway
+            found.sources += find_sources(path, bad)
         except GpuscopeError as error:
-            print(f"error: {error}", file=sys.stderr)
-            failed += 1
-    return sources, failed
-
-
-def _analyze_path(
-    path: str, rules: Any, top: int, several: bool
-) -> tuple[list[dict[str, Any]], int]:
-    """Every trace in `path` and how many failed; in a directory, one that fails is reported
-    (`error:` line) and the others are still analysed."""
-    from gpuscope.errors import GpuscopeError, ReaderError
-    from gpuscope.trace.registry import find_sources
-
-    sources = find_sources(path)
-    reports = []
-    for source in sources:
-        try:
-            reports.append(_analyze_one(source, rules, top))
-        except GpuscopeError as error:
-            if len(sources) == 1 and not several:
+            if len(args.traces) == 1:
                 raise
-            print(f"error: {error}", file=sys.stderr)
-    if not reports:
-        raise ReaderError(f"{path}: none of its {len(sources)} traces could be read")
-    return reports, len(sources) - len(reports)
+            found.failed.append((path, str(error)))
+        found.failed += bad or []
+        if len(args.traces) > 1:
+            forget_heads()  # the first MiB of each file, cached: the workers read them anyway
+    return found
+
+
+def _say_failed(failed: list[tuple[str, str]], skip_bad: bool) -> None:
+    for _, message in failed:
+        print(f"{'warning' if skip_bad else 'error'}: {message}", file=sys.stderr)
+
+
+def _none_read(args: argparse.Namespace, found: _Found) -> str:
+    where = args.traces[0] if len(args.traces) == 1 else "the arguments"
+    total = len(found.sources) + sum(1 for path, _ in found.failed if path in args.traces)
+    return f"{where}: none of its {total} traces could be read"
 
 
 def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
@@ -142,47 +143,87 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
     return analyze(trace, rules, top).to_dict()
 
 
-def _emit(
-    reports: list[dict[str, Any]], args: argparse.Namespace, ranks: dict[str, Any] | None = None
-) -> None:
-    """`ranks`: the cross-rank report (docs/ranks.md), under "ranks" and as the first section."""
-    if not reports:
-        return
-    lead = _lead(ranks)
-    if args.json:
-        import msgspec
+def report_data(
+    reports: list[dict[str, Any]],
+    ranks: dict[str, Any] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> dict[str, Any]:
+    """What --json writes: one report, or a set (several reports, the cross-rank part, or inputs
+    that could not be read — each recorded with its error)."""
+    if len(reports) == 1 and ranks is None and not failed:
+        return reports[0]
+    data: dict[str, Any] = {"schema": SET_SCHEMA, "reports": reports}
+    if ranks is not None:
+        data["ranks"] = ranks
+    if failed:
+        data["failed"] = [{"path": path, "error": error} for path, error in failed]
+    return data
 
-        data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
-        if ranks is not None:
-            data["ranks"] = ranks
-        write_report(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
+
+def _emit(
+    reports: list[dict[str, Any]],
+    args: argparse.Namespace,
+    ranks: dict[str, Any] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> None:
+    """`ranks`: the cross-rank report (docs/ranks.md), under "ranks" and as the first section;
+    `failed`: inputs not read, recorded in every output."""
+    from gpuscope.text import printable_data
+
+    if args.json:
+        write_json(args.json, report_data(reports, ranks, failed))
+    if not (args.md or args.html or not args.quiet):
+        return
+    shown = printable_data(reports)  # every view: names with control characters escaped
+    lead = _lead(printable_data(ranks), printable_data(failed or []))
     if args.md:
         from gpuscope.report.markdown import render_markdown
 
-        write_report(args.md, render_markdown(reports, lead).encode())
+        write_text(args.md, render_markdown(shown, lead))
     if args.html:
         from gpuscope.report.html import render_html
 
-        write_report(args.html, render_html(reports, lead).encode())
+        write_text(args.html, render_html(shown, lead))
     if not args.quiet:
         from rich.console import Console
 
         from gpuscope.report.terminal import render_terminal
 
+        console = Console(highlight=False)
         if ranks is not None:
             from gpuscope.ranks.command import render_job
 
-            render_job(reports, lead, Console(highlight=False))
-        else:
-            render_terminal(reports, Console(highlight=False))
+            render_job(shown, lead, console)
+            return
+        from gpuscope.report._rich import section
+
+        for part in lead:  # the inputs not read
+            console.print(section(part, console.width))
+        render_terminal(shown, console)
 
 
-def _lead(ranks: dict[str, Any] | None) -> list[Any]:
-    if ranks is None:
-        return []
-    from gpuscope.ranks.section import section
+def _timeline(args: argparse.Namespace, found: _Found, broken: bool) -> None:
+    if broken:
+        print(f"warning: --perfetto {shown_as(args.perfetto)} not written: "
+              f"{len(found.failed)} inputs could not be read (--skip-bad leaves them out)",
+              file=sys.stderr)  # fmt: skip
+        return
+    from gpuscope.commands.export import write_timeline
 
-    return [section(ranks)]
+    write_timeline(args.traces, args.perfetto, skip_bad=args.skip_bad)
+
+
+def _lead(ranks: dict[str, Any] | None, failed: list[tuple[str, str]]) -> list[Any]:
+    lead = []
+    if ranks is not None:
+        from gpuscope.ranks.section import section
+
+        lead.append(section(ranks))
+    if failed:
+        from gpuscope.report._sections import failed_section
+
+        lead.append(failed_section(failed))
+    return lead
 
 
 class _progress:

@@ -11,6 +11,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands._output import check
+from gpuscope.output import write
+
 HELP = "time a callable (file.py:function) on the GPU, or compare two with a verdict"
 
 MODES = ("auto", "hot", "cold", "graph", "kernel", "cpu")
@@ -123,6 +126,8 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise ConfigError(
             "--fail-if-slower needs something to compare with: --compare or --baseline"
         )
+    scripts = [spec.rpartition(":")[0] for spec in [args.target, *(args.compare or [])] if spec]
+    check(args, [*scripts, args.baseline], {"--json": args.json})
 
 
 def _bound(target: Any) -> Any:
@@ -172,7 +177,7 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     )
     console.print(measurement_view(m))
     if args.json:
-        _write(args.json, to_json(m))
+        write(args.json, to_json(m))
     if args.baseline:
         _against_baseline(args, m, console)
     return 0
@@ -211,7 +216,7 @@ def _compare(args: argparse.Namespace, console: Any) -> int:
     )
     console.print(comparison_view(c))
     if args.json:
-        _write(args.json, comparison_to_json(c))
+        write(args.json, comparison_to_json(c))
     if c.verdict == INCORRECT:
         raise GateFailed(f"{spec_b} does not match {spec_a}: {c.correctness.detail}")
     _gate(args, c)
@@ -241,13 +246,3 @@ def _run_user_code(label: str, run: Any) -> Any:
         raise InputError(
             f"{label}: the timed callable raised {type(error).__name__}: {error}"
         ) from error
-
-
-def _write(path: Path, data: bytes) -> None:
-    from gpuscope._atomic import write_atomic
-    from gpuscope.errors import InputError
-
-    try:
-        write_atomic(path, data)
-    except OSError as error:
-        raise InputError(f"--json {path}: cannot write ({error.strerror})") from error

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpuscope.commands._output import stdout_wanted, write_report
+from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
 
 HELP = (
     "per-kernel metrics, roofline and advice from hardware counters (rocprofv3, rocprof, ncu); "
@@ -69,7 +69,10 @@ def _analyse(args: argparse.Namespace) -> int:
     from gpuscope.counters.report import analyse_counters
     from gpuscope.trace.registry import find_sources, read_source
 
-    traces = [read_source(s) for path in args.traces for s in find_sources(path)]
+    sources = [s for path in args.traces for s in find_sources(path)]
+    inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
+    check(args, inputs)
+    traces = [read_source(s) for s in sources]
     for trace in traces:
         for warning in trace.meta.warnings:
             print(f"warning: {trace.meta.path}: {warning}", file=sys.stderr)
@@ -80,24 +83,22 @@ def _analyse(args: argparse.Namespace) -> int:
 
 def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
     from gpuscope.counters.views import findings_section, section
+    from gpuscope.text import printable_data
 
-    sections = [section(report), findings_section(report["findings"])]
-    title = "gpuscope counters"
     if args.json:
-        import msgspec
-
-        write_report(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
+        write_json(args.json, report)
+    shown = printable_data(report)  # every view: names with control characters escaped
+    sections = [section(shown), findings_section(shown["findings"])]
+    title = "gpuscope counters"
     if args.md:
         from gpuscope.report.markdown import render_sections
 
-        write_report(args.md, render_sections(title, sections).encode())
+        write_text(args.md, render_sections(title, sections))
     if args.html:
         from gpuscope.report.html import render_sections as html_sections
 
-        subtitle = f"{', '.join(Path(p).name for p in report['source']['paths'][:4])}"
-        write_report(
-            args.html, html_sections(title, f"{subtitle} · {report['schema']}", sections).encode()
-        )
+        subtitle = f"{', '.join(Path(p).name for p in shown['source']['paths'][:4])}"
+        write_text(args.html, html_sections(title, f"{subtitle} · {shown['schema']}", sections))
     if not args.quiet:
         from rich.console import Console
 
@@ -145,8 +146,9 @@ def _plan(args: argparse.Namespace) -> int:
 def _output(args: argparse.Namespace, lines: list[str]) -> int:
     text = "\n".join(lines) + "\n"
     if args.output:
-        write_report(args.output, text.encode())
-        print(f"wrote {args.output}", file=sys.stderr)
+        check(args, [args.plan, args.list_avail], {"-o": args.output})
+        write_text(args.output, text)
+        print(f"wrote {shown_as(args.output)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpuscope.commands._output import stdout_wanted, write_report
+from gpuscope.commands._output import check, stdout_wanted, write_json, write_text
 
 HELP = (
     "compare two profiles (any formats analyze reads, same or different vendor): time, "
@@ -35,39 +35,55 @@ def main(args: argparse.Namespace) -> int:
 
     args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
     rules = load_rules(args.categories)
-    report = diff(_analyze(args.before, rules), _analyze(args.after, rules)).to_dict()
+    before, after = _sources(args.before), _sources(args.after)
+    check(args, [args.before, args.after, args.categories, *before.paths, *after.paths])
+    report = diff(_analyze(before, rules), _analyze(after, rules)).to_dict()
     _emit(report, args)
     return 0
 
 
-def _analyze(path: str, rules: Any) -> Any:
+def _sources(path: str) -> Any:
+    """The one trace in `path` (a file, or a directory holding one process's outputs)."""
+    from gpuscope.errors import InputError
+    from gpuscope.trace.registry import find_sources
+
+    sources = find_sources(path)
+    if len(sources) > 1:
+        names = ", ".join(s.path for s in sources[:4])
+        raise InputError(f"{path}: holds {len(sources)} traces ({names}…); diff compares one "
+                         "trace with one: name the files")  # fmt: skip
+    return sources[0]
+
+
+def _analyze(source: Any, rules: Any) -> Any:
     import sys
 
     from gpuscope.analysis.report import analyze
-    from gpuscope.trace.registry import read_trace
+    from gpuscope.trace.registry import read_source
 
-    trace = read_trace(path)
+    trace = read_source(source)
     for warning in trace.meta.warnings:
-        print(f"warning: {path}: {warning}", file=sys.stderr)
+        print(f"warning: {source.path}: {warning}", file=sys.stderr)
     return analyze(trace, rules)
 
 
 def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
-    if args.json:
-        import msgspec
+    from gpuscope.text import printable_data
 
-        write_report(args.json, msgspec.json.format(msgspec.json.encode(report), indent=1))
+    if args.json:
+        write_json(args.json, report)
+    shown = printable_data(report)  # every view: names with control characters escaped
     if args.md:
         from gpuscope.report.diff import render_diff_markdown
 
-        write_report(args.md, render_diff_markdown(report).encode())
+        write_text(args.md, render_diff_markdown(shown))
     if args.html:
         from gpuscope.report.diff import render_diff_html
 
-        write_report(args.html, render_diff_html(report).encode())
+        write_text(args.html, render_diff_html(shown))
     if not args.quiet:
         from rich.console import Console
 
         from gpuscope.report.diff import render_diff_terminal
 
-        render_diff_terminal(report, Console(highlight=False))
+        render_diff_terminal(shown, Console(highlight=False))

@@ -23,16 +23,17 @@ def main(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from gpuscope.commands._output import write_text
+    from gpuscope.output import is_stdout
     from gpuscope.tools.config import load_catalog
     from gpuscope.tools.doctor import diagnose
 
     catalog = load_catalog(Path(args.tools_config) if args.tools_config else None)
     report = diagnose(catalog)
-    if args.json == "-":
-        print(json.dumps(report.to_dict(), indent=2))
-        return 0
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        write_text(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
+        if is_stdout(args.json):
+            return 0
     print(render(report, show_all=args.all))
     return 0
 

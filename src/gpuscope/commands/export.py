@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpuscope.commands._output import output_path, shown_as
+from gpuscope.commands._output import check, shown_as
 
 HELP = (
     "write one Chrome/Perfetto JSON timeline (ui.perfetto.dev) of traces, profiler output "
@@ -28,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the timeline to write (.json, or .json.gz compressed)",
     )
     parser.add_argument("--no-samplers", action="store_true", help="leave a run's sampler CSVs out")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="leave out traces that cannot be read, with a warning (default: "
+                        "an error naming each, exit 2)")  # fmt: skip
     parser.add_argument(
         "--counter-tracks",
         type=int,
@@ -38,21 +41,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    write_timeline(args.paths, args.output, not args.no_samplers, args.counter_tracks)
+    from gpuscope.export import input_files
+
+    check(args, [*args.paths, *input_files(args.paths)], {"-o": args.output})
+    write_timeline(args.paths, args.output, not args.no_samplers, args.counter_tracks,
+                   args.skip_bad)  # fmt: skip
     return 0
 
 
 def write_timeline(
-    paths: list[str], output: str, samplers: bool = True, counter_tracks: int = 64
+    paths: list[str],
+    output: str,
+    samplers: bool = True,
+    counter_tracks: int = 64,
+    skip_bad: bool = False,
 ) -> None:
-    """Export, then say what was written and what was not (stderr)."""
+    """Export, then say what was written and what was not (stderr). `-`: the timeline on
+    standard output (plain JSON)."""
     from gpuscope.errors import InputError
     from gpuscope.export import export_perfetto
 
     if counter_tracks < 0:
         raise InputError(f"--counter-tracks {counter_tracks}: expected 0 or more")
-    with output_path(output) as path:  # `-`: the timeline on stdout (plain JSON)
-        result = export_perfetto(paths, path, samplers=samplers, counter_tracks_max=counter_tracks)
+    result = export_perfetto(
+        paths, output, samplers=samplers, counter_tracks_max=counter_tracks, skip_bad=skip_bad
+    )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     clock = result.metadata["timeline"]["clock"]

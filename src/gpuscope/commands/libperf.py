@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gpuscope.commands._output import output_path, shown_as, to_stdout
+from gpuscope.commands._output import check, shown_as, write_text
+from gpuscope.output import is_stdout
 
 HELP = "replay library_trace.csv configs (GEMM, conv, collectives) on this GPU; rank them"
 
@@ -74,6 +75,7 @@ def main(args: argparse.Namespace) -> int:
 
     from gpuscope.libperf import output, report, session
     from gpuscope.libperf.replay import Options
+    from gpuscope.text import printable_data
 
     source = _trace_path(Path(args.trace))
     options = Options(
@@ -83,7 +85,8 @@ def main(args: argparse.Namespace) -> int:
         allocations=args.allocations,
     )  # fmt: skip
     options.validate()
-    to_stdout(args.output, args.json, args.md)  # several '-': an error before any replay
+    target = args.output or source.with_name("library_perf.csv")
+    check(args, [source], {"-o": target})  # before any replay
     with _progress() as progress:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
@@ -91,19 +94,18 @@ def main(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if done.rank != 0:
         return 0
-    target = args.output or source.with_name("library_perf.csv")
     jobid = args.jobid if args.jobid is not None else done.trace.jobid
     model = args.model if args.model is not None else done.trace.model
     now = dt.datetime.now(dt.timezone.utc)
-    _write(target, lambda p: output.write_csv(p, done.rows, jobid=jobid, model=model, now=now))
-    piped = to_stdout(args.output, args.json, args.md)  # then the report goes to stderr
+    output.write_csv(target, done.rows, jobid=jobid, model=model, now=now)
+    piped = any(map(is_stdout, (target, args.json, args.md)))  # then the report goes to stderr
     console = Console(width=None if sys.stdout.isatty() else 150, stderr=piped)  # logs: no wrap
-    report.render_terminal(done.report, console)
+    report.render_terminal(printable_data(done.report), console)
     console.print(f"wrote {shown_as(target)}")
     if args.json:
-        _write(args.json, lambda p: p.write_text(report.to_json(done.report), encoding="utf-8"))
+        write_text(args.json, report.to_json(done.report))
     if args.md:
-        _write(args.md, lambda p: p.write_text(report.render_markdown(done.report), "utf-8"))
+        write_text(args.md, report.render_markdown(printable_data(done.report)))
     return 0
 
 
@@ -119,11 +121,6 @@ def _trace_path(path: Path) -> Path:
     if not path.is_file():
         raise InputError(f"{path}: no such file (expected a library_trace.csv or a run dir)")
     return path
-
-
-def _write(target: Path, write: Any) -> None:
-    with output_path(target) as path:
-        write(path)
 
 
 class _progress:

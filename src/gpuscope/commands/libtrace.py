@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpuscope.commands._output import output_path, shown_as
+from gpuscope.commands._output import check, shown_as
+from gpuscope.output import is_stdout
 
 HELP = "rebuild library_trace.csv from library logs (rocBLAS, hipBLASLt, MIOpen, NCCL, cuBLAS, …)"
 
@@ -28,19 +29,20 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gpuscope.errors import InputError
-    from gpuscope.libtrace.rebuild import calls_from_paths
+    from gpuscope.libtrace.rebuild import calls_from_paths, log_files
     from gpuscope.libtrace.table import aggregate, write_csv
 
+    paths = [Path(p) for p in args.paths]
+    check(args, [*paths, *log_files(paths)], {"-o": args.output})
     warnings: list[str] = []
-    calls = calls_from_paths([Path(p) for p in args.paths], warnings)
+    calls = calls_from_paths(paths, warnings)
     for warning in dict.fromkeys(warnings):
         print(f"warning: {warning}", file=sys.stderr)
     if not calls:
         raise InputError(f"no library calls found in {', '.join(args.paths)}")
     now = dt.datetime.now(dt.timezone.utc)
-    with output_path(args.output) as path:
-        write_csv(path, calls, jobid=args.jobid, model=args.model, now=now)
+    write_csv(args.output, calls, jobid=args.jobid, model=args.model, now=now)
     rows = aggregate(calls)
     print(f"wrote {shown_as(args.output)}: {len(rows)} configs, {sum(r.calls for r in rows)} "
-          "calls", file=sys.stderr if args.output == "-" else sys.stdout)  # fmt: skip
+          "calls", file=sys.stderr if is_stdout(args.output) else sys.stdout)  # fmt: skip
     return 0

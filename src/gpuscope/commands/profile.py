@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+from gpuscope.commands._output import check, write_text
+from gpuscope.text import printable_data
+
 HELP = "profile a callable (file.py:function): warm-up, scheduled torch.profiler window, report"
 
 
@@ -54,6 +57,7 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(
             f"--iterations {args.iterations} --warmup {args.warmup}: expected ≥ 1 and ≥ 0"
         )
+    check(args, [args.target.rpartition(":")[0]])
     target = load(args.target)
     function = args.target.rpartition(":")[2]
     out = args.out or _fresh(
@@ -74,11 +78,11 @@ def main(args: argparse.Namespace) -> int:
     if args.md:
         from gpuscope.report.markdown import render_markdown
 
-        Path(args.md).write_text(render_markdown([report]), encoding="utf-8")
+        write_text(args.md, render_markdown([printable_data(report)]))
     if args.html:
         from gpuscope.report.html import render_html
 
-        Path(args.html).write_text(render_html([report]), encoding="utf-8")
+        write_text(args.html, render_html([printable_data(report)]))
     if not args.quiet:
         from rich.console import Console
 
@@ -93,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
         for note in result.notes:
             print(f"note: {note}")
         print(result.table.read_text(encoding="utf-8"))
-        render_terminal([report], Console(highlight=False))
+        render_terminal([printable_data(report)], Console(highlight=False))
     print(f"gpuscope: wrote {out}/ (trace.json.gz, key_averages.txt, analysis.json, profile.json)",
           file=sys.stderr)  # fmt: skip
     return 0

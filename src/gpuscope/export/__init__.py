@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gpuscope.export.perfetto import ExportResult, export_perfetto
+from gpuscope.export.perfetto import ExportResult, export_perfetto, input_files
 
-__all__ = ["ExportResult", "export_perfetto"]
+__all__ = ["ExportResult", "export_perfetto", "input_files"]

@@ -2,7 +2,7 @@
 
 The file is `{"traceEvents": [...], "gpuscope": {...}}`; the metadata comes last so that it can
 count what was written. A `.gz` name is gzip-compressed. The file appears whole or not at all
-(written beside the target, renamed at the end).
+(`gpuscope.output.writing`: beside the target, renamed at the end; `-` is standard output).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from gpuscope._atomic import replacing
+from gpuscope.output import writing
 
 # gzip level 3: 2.5x faster than the default 9 on trace JSON for a ~10 % larger file
 GZIP_LEVEL = 3
@@ -29,14 +29,14 @@ def us(ns: int) -> str:
 class TraceWriter:
     """`with TraceWriter(path) as w: w.write(lines); w.finish(meta)` — each line one event."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
         self.events = 0
-        self._replacing = replacing(path)
+        self._writing = writing(path)
         self._file: IO[bytes] | None = None
 
     def __enter__(self) -> TraceWriter:
-        temp = self._replacing.__enter__()
+        temp = self._writing.__enter__()
         raw: IO[bytes] = open(temp, "wb")  # closed in __exit__
         if self.path.name.endswith(".gz"):
             raw = gzip.GzipFile(  # type: ignore[assignment]
@@ -52,14 +52,15 @@ class TraceWriter:
         if not chunk or self._file is None:
             return
         head = ",\n" if self.events else ""
-        self._file.write((head + ",\n".join(chunk)).encode("utf-8"))
+        self._file.write(_utf8(head + ",\n".join(chunk)))
         self.events += len(chunk)
 
     def finish(self, metadata: dict[str, Any]) -> None:
         """Close the event array with the top-level `gpuscope` metadata."""
         assert self._file is not None
-        tail = "\n],\n" + '"gpuscope":' + json.dumps(metadata, indent=1, default=str) + "}\n"
-        self._file.write(tail.encode("utf-8"))
+        meta = json.dumps(metadata, indent=1, default=str)
+        tail = "\n],\n" + '"gpuscope":' + meta + "}\n"
+        self._file.write(_utf8(tail))
 
     def __exit__(
         self,
@@ -72,7 +73,13 @@ class TraceWriter:
             self._file.close()
             if inner is not None:
                 inner.close()
-        self._replacing.__exit__(kind, error, traceback)
+        self._writing.__exit__(kind, error, traceback)
+
+
+def _utf8(json_text: str) -> bytes:
+    """JSON text as UTF-8; a lone surrogate (the undecodable bytes of a file name, as
+    os.fsdecode keeps them) as its JSON escape `\\udcff`, which reads back as the same text."""
+    return json_text.encode("utf-8", "backslashreplace")
 
 
 def escaped(text: str) -> str:

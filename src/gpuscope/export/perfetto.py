@@ -71,16 +71,18 @@ class _Plan:
 
 def export_perfetto(
     paths: Sequence[str | Path],
-    out: Path,
+    out: str | Path,
     *,
     samplers: bool = True,
     counter_tracks_max: int = 64,
+    skip_bad: bool = False,
 ) -> ExportResult:
-    """Write every trace in `paths` (and the samplers of run directories) to `out`."""
-    plan = _plan(paths, samplers)
+    """Write every trace in `paths` (and the samplers of run directories) to `out` (`-`:
+    standard output). A trace that cannot be read is an error, or with `skip_bad` a warning."""
+    plan = _plan(paths, samplers, skip_bad)
     tracks = Tracks()
     sources: list[dict[str, Any]] = []
-    with TraceWriter(Path(out)) as writer:
+    with TraceWriter(out) as writer:
         flow_base = 1
         for item in plan.inputs:
             events = _trace_events(item, plan, tracks, flow_base, counter_tracks_max)
@@ -101,7 +103,22 @@ def export_perfetto(
 # --- planning: read, relate the clocks, choose the origin ---------------------------------
 
 
-def _plan(paths: Sequence[str | Path], with_samplers: bool) -> _Plan:
+def input_files(paths: Sequence[str | Path]) -> list[str]:
+    """Every file an export of `paths` would read (so that its output is kept off them)."""
+    from gpuscope.trace.registry import find_sources
+
+    files: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            files += [str(Path(path, "manifest.json")), *map(str, find_sampler_files(Path(path)))]
+        try:
+            files += [f for source in find_sources(str(path), bad=[]) for f in source.paths]
+        except GpuscopeError:
+            continue  # the export itself says what is wrong with it
+    return files
+
+
+def _plan(paths: Sequence[str | Path], with_samplers: bool, skip_bad: bool) -> _Plan:
     inputs: list[_Input] = []
     runs: list[_Run] = []
     warnings: list[str] = []
@@ -109,7 +126,7 @@ def _plan(paths: Sequence[str | Path], with_samplers: bool) -> _Plan:
         run = _run_of(Path(path), warnings) if with_samplers else None
         if run is not None:
             runs.append(run)
-        for trace, label in _read_all(str(path), warnings, several=len(paths) > 1):
+        for trace, label in _read_all(str(path), warnings, skip_bad):
             inputs.append(_Input(trace, label, run, clocks.native_clock(trace)))
     with_rows = any(r.samplers for r in runs)
     if not inputs and not with_rows:
@@ -139,21 +156,23 @@ def _run_of(path: Path, warnings: list[str]) -> _Run | None:
     return _Run(path, files, clocks.run_clocks(manifest, files))
 
 
-def _read_all(path: str, warnings: list[str], several: bool) -> Iterator[tuple[Trace, str]]:
+def _read_all(path: str, warnings: list[str], skip_bad: bool) -> Iterator[tuple[Trace, str]]:
     from gpuscope.trace.registry import find_sources, read_source
 
+    bad: list[tuple[str, str]] | None = [] if skip_bad else None
     try:
-        sources = find_sources(path)
+        sources = find_sources(path, bad)
     except GpuscopeError:
         if Path(path, "manifest.json").is_file():
             warnings.append(f"{path}: no profiler output in this run (samplers only)")
             return
         raise
+    warnings += [f"left out: {message}" for _, message in bad or ()]
     for source in sources:
         try:
             trace = read_source(source)
         except GpuscopeError as error:
-            if len(sources) == 1 and not several:
+            if not skip_bad:
                 raise
             warnings.append(f"left out: {error}")
             continue

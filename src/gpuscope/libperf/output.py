@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscope._atomic import replacing
 from gpuscope.analysis._comm_names import bus_factor
 from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.configs import Comm, Config, Conv, Gemm, Opaque
 from gpuscope.libperf.result import Result
 from gpuscope.libtrace.table import MADENGINE_COLUMNS
+from gpuscope.output import writing
 
 SCHEMA = "gpuscope.libperf/1"
 GEMM_COLUMNS = (
@@ -131,16 +131,16 @@ def rank(rows: Iterable[PerfRow]) -> list[PerfRow]:
 
 
 def write_csv(
-    path: Path, rows: Sequence[PerfRow], *, jobid: str, model: str, now: dt.datetime
+    path: str | Path, rows: Sequence[PerfRow], *, jobid: str, model: str, now: dt.datetime
 ) -> Path:
-    """Write the rows as given (rank them first); atomically."""
+    """Write the rows as given (rank them first); whole or not at all (`-`: stdout)."""
     created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    with replacing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
+    with writing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(COLUMNS)
         for row in rows:
             writer.writerow(cells(row, jobid=jobid, created=created, model=model))
-    return path
+    return Path(path)
 
 
 def cells(row: PerfRow, *, jobid: str, created: str, model: str) -> list[Cell]:

@@ -37,17 +37,26 @@ def calls_from_paths(paths: Iterable[Path], warnings: list[str]) -> list[Library
     return calls
 
 
-def _from_run_dir(run_dir: Path, warnings: list[str]) -> list[LibraryCall]:
+def log_files(paths: Iterable[Path]) -> list[Path]:
+    """Every file `calls_from_paths` would read in `paths`."""
+    return [f for p in paths for f in (_run_dir_files(p) if p.is_dir() else [p])]
+
+
+def _run_dir_files(run_dir: Path) -> list[Path]:
     """A run directory's known log files (its ranks' folders' too); in any other directory,
-    every file in it."""
+    every log file in it."""
     from gpuscope.tools.ranks import rank_folders
 
     folders = (run_dir, *rank_folders(run_dir))
     files = sorted({p for tr in TRACERS.values() for d in folders for p in tr.log_files(d)})
     if not files:
         files = sorted(p for p in run_dir.iterdir() if p.is_file() and p.suffix in _LOG_SUFFIXES)
+    return files
+
+
+def _from_run_dir(run_dir: Path, warnings: list[str]) -> list[LibraryCall]:
     calls: list[LibraryCall] = []
-    for path in files:
+    for path in _run_dir_files(run_dir):
         for tr in _tracers_for(path):
             calls.extend(parse_file(path, tr, warnings))
     return calls

@@ -15,8 +15,8 @@ import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
 
-from gpuscope._atomic import replacing
 from gpuscope.libtrace.call import LibraryCall, with_calls
+from gpuscope.output import writing
 
 MADENGINE_COLUMNS = ("jobid", "created_date", "model", "library", "config", "calls")
 CALL_COLUMNS = (
@@ -43,16 +43,16 @@ def aggregate(calls: Iterable[LibraryCall]) -> list[LibraryCall]:
 
 
 def write_csv(
-    path: Path, calls: Iterable[LibraryCall], *, jobid: str, model: str, now: dt.datetime
+    path: str | Path, calls: Iterable[LibraryCall], *, jobid: str, model: str, now: dt.datetime
 ) -> Path:
-    """Write the aggregated rows (atomically: a reader never sees half a file)."""
+    """Write the aggregated rows (`gpuscope.output.writing`: whole or not at all; `-`: stdout)."""
     created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    with replacing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
+    with writing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(COLUMNS)
         for call in aggregate(calls):
             writer.writerow(_cells(call, jobid, created, model))
-    return path
+    return Path(path)
 
 
 def _cells(call: LibraryCall, jobid: str, created: str, model: str) -> list[Cell]:

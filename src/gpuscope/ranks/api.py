@@ -2,10 +2,10 @@
 
     >>> from gpuscope.ranks.api import analyze_job
     >>> result = analyze_job(["run/rank0", "run/rank1"], workers=2)        # doctest: +SKIP
-    >>> result.ranks["per_rank"][1]["last"], result.errors                 # doctest: +SKIP
+    >>> result.ranks["per_rank"][1]["last"], result.failed                 # doctest: +SKIP
 
 `analyze_outcomes` is the step the CLI shares: per-rank outcomes (from any engine) → the report
-dicts, the errors, and the `"ranks"` part when the traces are the ranks of one job.
+dicts, the traces that failed, and the `"ranks"` part when the traces are the ranks of one job.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from gpuscope.ranks.work import Outcome, Task, run_task, task_of
 class JobResult:
     reports: list[dict[str, Any]]  # per trace (empty when not asked for)
     ranks: dict[str, Any] | None  # the cross-rank report; None when not ranks of one job
-    errors: list[str] = field(default_factory=list)  # one line per trace that failed
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (trace, one-line error)
     warnings: list[str] = field(default_factory=list)  # reader warnings, "path: text"
 
 
@@ -69,12 +69,12 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks.job import analyse
 
     reports: list[dict[str, Any]] = []
-    errors: list[str] = []
+    failed: list[tuple[str, str]] = []
     warnings: list[str] = []
     summaries = []
     for outcome in outcomes:
         if outcome.error is not None:
-            errors.append(outcome.error)
+            failed.append((outcome.path, outcome.error))
             continue
         warnings += [f"{outcome.path}: {w}" for w in outcome.warnings]
         if outcome.report is not None:
@@ -84,4 +84,4 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     ranked = [s for s in summaries if s.rank is not None]
     job = is_job([s.rank for s in ranked], [s.world_size for s in ranked])
     part = to_dict(analyse(ranked)) if job else None
-    return JobResult(reports, part, errors, warnings)
+    return JobResult(reports, part, failed, warnings)

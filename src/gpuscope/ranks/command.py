@@ -14,9 +14,8 @@ from rich.console import Console
 
 def analyze_sources(
     sources: Sequence[Any], args: argparse.Namespace
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None, int]:
-    """(reports, the cross-rank part or None, traces that failed)."""
-    from gpuscope.errors import ReaderError
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[tuple[str, str]]]:
+    """(reports, the cross-rank part or None, the traces that failed: (path, error))."""
     from gpuscope.ranks.api import analyze_outcomes
     from gpuscope.ranks.engine import run_all
     from gpuscope.ranks.work import run_task, task_of
@@ -25,12 +24,7 @@ def analyze_sources(
     result = analyze_outcomes(run_all(run_task, tasks, engine=args.engine, workers=args.workers))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for error in result.errors:
-        print(f"error: {error}", file=sys.stderr)
-    if not result.reports:
-        where = args.traces[0] if len(args.traces) == 1 else "the arguments"
-        raise ReaderError(f"{where}: none of its {len(tasks)} traces could be read")
-    return result.reports, result.ranks, len(result.errors)
+    return result.reports, result.ranks, result.failed
 
 
 def render_job(reports: list[dict[str, Any]], lead: Sequence[Any], console: Console) -> None:

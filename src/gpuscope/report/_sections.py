@@ -205,3 +205,11 @@ def _finding(finding: Mapping[str, Any]) -> Section:
     blocks += evidence_blocks(finding.get("evidence", {}))
     level = SEVERITY_LEVEL.get(severity, "info")
     return Section(str(finding["id"]), tuple(blocks), badge=severity, level=level)
+
+
+def failed_section(failed: list[tuple[str, str]]) -> Section:
+    """The inputs that could not be read, each with its error: a report of the others must say
+    what it leaves out."""
+    rows = tuple((Cell(path, code=True), Cell(error)) for path, error in failed)
+    note = Note("critical", f"{len(failed)} inputs not read", "the report covers the others only")
+    return Section("Inputs not read", (note, Table(("input", "error"), rows)), anchor="not-read")

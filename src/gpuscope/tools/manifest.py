@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gpuscope._atomic import write_atomic
+from gpuscope import output
 
 SCHEMA = "gpuscope.run/1"
 FILE_NAME = "manifest.json"
@@ -85,7 +85,9 @@ class Manifest:
     def write(self) -> Path:
         """Write atomically to `<run_dir>/manifest.json` (a reader never sees half a file)."""
         text = json.dumps(self.to_dict(), indent=2) + "\n"
-        return write_atomic(Path(self.run_dir) / FILE_NAME, text.encode("utf-8"))
+        path = Path(self.run_dir) / FILE_NAME
+        output.write(path, text.encode("utf-8"))
+        return path
 
 
 def utc_iso(moment: datetime) -> str:

@@ -49,7 +49,7 @@ def _report(source: Any, notes: Notes, tool: str) -> dict[str, Any] | None:
 def _write(path: Path, data: Any) -> Path:
     import msgspec
 
-    from gpuscope._atomic import write_atomic
+    from gpuscope.output import write
 
-    write_atomic(path, msgspec.json.format(msgspec.json.encode(data), indent=1))
+    write(path, msgspec.json.format(msgspec.json.encode(data), indent=1))
     return path

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -111,10 +112,14 @@ def sniff(path: str) -> Reader | None:
     return None
 
 
-def find_sources(path: str) -> list[Source]:
-    """The traces in `path`: one for a trace file, every process's outputs for a directory."""
+def find_sources(path: str, bad: list[tuple[str, str]] | None = None) -> list[Source]:
+    """The traces in `path`: one for a trace file, every process's outputs for a directory.
+
+    A file in a directory that cannot be opened (permissions, a broken link) is an InputError
+    naming it; given a `bad` list, (its path, the message) goes there instead and the others are
+    found."""
     if os.path.isdir(path):
-        return _directory_sources(path)
+        return _directory_sources(path, bad)
     _check_file(path)
     reader = sniff(path)
     if reader is None:
@@ -209,12 +214,35 @@ def _check_numbers(trace: Trace, where: str) -> None:
 
 
 def _check_file(path: str) -> None:
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file or directory")
-    if not os.path.isfile(path):
+    """InputError naming what is wrong with `path` as the OS says it: no such file, too many
+    levels of symbolic links, permission denied, not a regular file, empty."""
+    try:
+        found = os.stat(path)
+    except OSError as error:
+        raise InputError(f"{path}: {_why(error)}") from None
+    if not stat.S_ISREG(found.st_mode):
         raise InputError(f"{path}: not a regular file")
-    if os.path.getsize(path) == 0:
+    if found.st_size == 0:
         raise ReaderError(f"{path}: the file is empty; expected {FORMATS_HELP}")
+    problem = _unopenable(path)
+    if problem:
+        raise InputError(f"{path}: {problem}")
+
+
+def _unopenable(path: str) -> str | None:
+    """Why `path` cannot be opened for reading (None: it can)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as error:
+        return _why(error)
+    return None
+
+
+def _why(error: OSError) -> str:
+    """The OS's reason, as a message part: "permission denied", "too many levels of symbolic
+    links"."""
+    text = error.strerror or str(error)
+    return text[:1].lower() + text[1:]
 
 
 def _key(reader: Reader, path: str) -> str:
@@ -226,21 +254,43 @@ def _key(reader: Reader, path: str) -> str:
     return str(Path(path).parent / (name.rsplit(".", 1)[0] if "." in name else name))
 
 
-def _walk(folder: str) -> Iterator[str]:
-    for root, dirs, files in os.walk(folder):
+def _walk(folder: str, bad: list[tuple[str, str]] | None) -> Iterator[str]:
+    """The files of `folder` that may be traces; one that cannot be opened (or a directory that
+    cannot be listed) raises, or with `bad` is noted there."""
+
+    def trouble(path: str, problem: str) -> None:
+        message = f"{path}: {problem}"
+        if bad is None:
+            raise InputError(f"{message} (or leave such files out: --skip-bad)")
+        bad.append((path, message))
+
+    def unlistable(error: OSError) -> None:
+        trouble(str(error.filename), f"cannot list this directory ({_why(error)})")
+
+    for root, dirs, files in os.walk(folder, onerror=unlistable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(".") or name.endswith(_OWN_OUTPUTS):
                 continue
             path = os.path.join(root, name)
-            if os.path.isfile(path) and os.path.getsize(path) > 0:
-                yield path
+            try:
+                found = os.stat(path)
+            except OSError as error:
+                trouble(path, _why(error))
+                continue
+            if not stat.S_ISREG(found.st_mode) or found.st_size == 0:
+                continue
+            problem = _unopenable(path)
+            if problem:
+                trouble(path, problem)
+                continue
+            yield path
 
 
-def _directory_sources(folder: str) -> list[Source]:
+def _directory_sources(folder: str, bad: list[tuple[str, str]] | None = None) -> list[Source]:
     groups: dict[tuple[str, str], list[str]] = {}
     found: dict[str, Reader] = {}
-    for path in _walk(folder):
+    for path in _walk(folder, bad):
         reader = sniff(path)
         if reader is None:
             continue

@@ -39,9 +39,9 @@ def reference(*parts: str) -> Path:
     return path
 
 
-def exported(source: Path, tmp_path: Path) -> dict[str, Any]:
+def exported(source: Path, tmp_path: Path, skip_bad: bool = False) -> dict[str, Any]:
     out = tmp_path / "timeline.json.gz"
-    export_perfetto([source], out)
+    export_perfetto([source], out, skip_bad=skip_bad)
     report = check(str(out))
     assert report.ok, report.errors
     data: dict[str, Any] = load(str(out))
@@ -88,13 +88,34 @@ def _ns(us: Any) -> int:
 
 @pytest.mark.parametrize("folder", FORMAT_DIRS)
 def test_profiler_outputs_export_cleanly(folder: str, tmp_path: Path) -> None:
-    data = exported(reference("formats", folder), tmp_path)
+    # skip_bad: a folder such as ncu-csv/ holds outputs gpuscope cannot read (a 1-line file),
+    # which are an error without it (test_a_folder_with_a_bad_trace_is_an_error)
+    data = exported(reference("formats", folder), tmp_path, skip_bad=True)
     meta = data["gpuscope"]
     assert meta["schema"] == "gpuscope.perfetto/1"
     device = [e for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] in DEVICE_CATS]
     assert device, "no device work exported"
     written = sum(s["written"].get("device slices", 0) for s in meta["sources"])
     assert written == len(device)
+
+
+def test_a_folder_with_a_bad_trace_is_an_error(tmp_path: Path) -> None:
+    """Without skip_bad, a trace of the folder that cannot be read is an error naming it, and
+    nothing is written; with it, a warning that leaves it out."""
+    from gpuscope.errors import GpuscopeError
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    good = reference("traces", "llama_decode_h200.json.gz")
+    (folder / "a.json.gz").write_bytes(good.read_bytes())
+    (folder / "b.json").write_text('{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "x"')
+    out = tmp_path / "timeline.json"
+    with pytest.raises(GpuscopeError, match="b.json"):
+        export_perfetto([folder], out)
+    assert not out.exists()
+    result = export_perfetto([folder], out, skip_bad=True)
+    assert any("left out" in w and "b.json" in w for w in result.warnings)
+    assert out.exists()
 
 
 def test_launch_flows_join_runtime_calls_and_kernels(tmp_path: Path) -> None:
