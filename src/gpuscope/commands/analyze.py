@@ -150,12 +150,7 @@ def _emit(
         return
     lead = _lead(ranks)
     if args.json:
-        import msgspec
-
-        data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
-        if ranks is not None:
-            data["ranks"] = ranks
-        write_report(args.json, msgspec.json.format(msgspec.json.encode(data), indent=1))
+        write_report(args.json, json_report(reports, ranks))
     if args.md:
         from gpuscope.report.markdown import render_markdown
 
@@ -175,6 +170,18 @@ def _emit(
             render_job(reports, lead, Console(highlight=False))
         else:
             render_terminal(reports, Console(highlight=False))
+
+
+def json_report(reports: list[dict[str, Any]], ranks: dict[str, Any] | None = None) -> bytes:
+    """What `--json` writes: the one analysis (`gpuscope.analysis/1`), else an analysis-set of
+    several, with the cross-rank report (`gpuscope.ranks/1`) under "ranks" when they are the
+    ranks of one job. Schemas: `gpuscope.schemas.load(name)`."""
+    import msgspec
+
+    data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
+    if ranks is not None:
+        data["ranks"] = ranks
+    return msgspec.json.format(msgspec.json.encode(data), indent=1)
 
 
 def _lead(ranks: dict[str, Any] | None) -> list[Any]:
