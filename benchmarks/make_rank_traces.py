@@ -9,7 +9,10 @@ from rank 0, odd ranks from rank 1) with:
   start `--delay-us` later (their end is kept: every rank leaves a collective together, a late
   rank's kernel is shorter), and every rank's start is jittered by up to `--jitter-us` the same
   way (never past the kernel's end);
-- `distributedInfo` set to (r, N), and the process id set to r.
+- `distributedInfo` set to (r, N), and the process id set to r;
+- with `--comm-elems N`, message sizes on the `record_param_comms` ops that lack them (N float
+  elements in and out, the group size N ranks, as PyTorch >= 2.1 records them), so that the
+  bandwidth tables fill.
 
 Timestamps are read and written as exact decimals (msgspec with Decimal), so nanosecond fractions
 survive. The event text is otherwise the recording's. Used by benchmarks/bench_ranks.py and by the
@@ -17,6 +20,7 @@ tests (tests/unit/ranks), which check the injected delay against what the analys
 
     python benchmarks/make_rank_traces.py 256 --out bench-data/ranks256
     python benchmarks/make_rank_traces.py 8 --source A.json.gz --straggler 3 --delay-us 500
+    python benchmarks/make_rank_traces.py 2 --comm-elems 1048576 --out bench-data/sized
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / ".." / "shared" / "reference" / "traces"
 PAIR = (TRACES / "hta__a100_sampled_rank-0.json.gz", TRACES / "hta__a100_sampled_rank-1.json.gz")
 _ENCODER = msgspec.json.Encoder(decimal_format="number")
+ELEMS = ("In msg nelems", "Out msg nelems")
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -58,6 +63,7 @@ def perturb(
     delay_us: Decimal = Decimal(0),
     jitter_us: Decimal = Decimal(0),
     seed: int = 0,
+    comm_elems: int | None = None,
 ) -> dict[str, Any]:
     """A copy of `doc` as rank `rank` of `world`; see the module docstring."""
     rng = random.Random(seed)
@@ -73,6 +79,9 @@ def perturb(
             new["ts"], new["dur"] = start, end - start
         if "pid" in new and isinstance(new["pid"], int):
             new["pid"] = rank
+        if comm_elems is not None and new.get("name") == "record_param_comms":
+            sizes = {"dtype": "Float", "Group size": world, **dict.fromkeys(ELEMS, comm_elems)}
+            new["args"] = {**sizes, **new.get("args", {})}
         events.append(new)
     info = {**doc.get("distributedInfo", {}), "rank": rank, "world_size": world}
     return {**doc, "distributedInfo": info, "traceEvents": events}
@@ -95,6 +104,7 @@ def make(
     ranks_per_host: int = 8,
     host_skew_us: Decimal = Decimal(1500),
     gzip_output: bool = False,
+    comm_elems: int | None = None,
 ) -> list[Path]:
     """Write `ranks` traces into `out` (rank<R>.json[.gz]); returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
@@ -111,6 +121,7 @@ def make(
             delay_us=delay_us if r == straggler else Decimal(0),
             jitter_us=jitter_us,
             seed=r,
+            comm_elems=comm_elems,
         )
         suffix = ".json.gz" if gzip_output else ".json"
         paths.append(write(doc, out / f"rank{r}{suffix}"))
@@ -128,6 +139,7 @@ def main() -> None:
     parser.add_argument("--ranks-per-host", type=int, default=8)
     parser.add_argument("--host-skew-us", type=Decimal, default=Decimal(1500))
     parser.add_argument("--gzip", action="store_true")
+    parser.add_argument("--comm-elems", type=int, help="message size of record_param_comms ops")
     args = parser.parse_args()
     paths = make(
         args.ranks,
@@ -139,6 +151,7 @@ def main() -> None:
         ranks_per_host=args.ranks_per_host,
         host_skew_us=args.host_skew_us,
         gzip_output=args.gzip,
+        comm_elems=args.comm_elems,
     )
     print(f"{len(paths)} traces in {args.out}")
 

@@ -80,3 +80,24 @@ def test_a_missing_engine_is_one_error_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --engine ray needs ray"), lines
+
+
+def test_json_of_a_job_whose_collectives_carry_their_sizes(tmp_path: Path) -> None:
+    """`analyze RUN_DIR --json` crashed on the run directory of a real 2-GPU DDP job (numpy
+    floats in the cross-rank bandwidth; the terminal report worked): the real A100 pair as a
+    2-rank job, its record_param_comms given the sizes PyTorch >= 2.1 records
+    (benchmarks/make_rank_traces.py --comm-elems). The JSON validates against its schema."""
+    need(*PAIR)
+    jsonschema = pytest.importorskip("jsonschema")
+    make = [sys.executable, str(REPO / "benchmarks" / "make_rank_traces.py"), "2",
+            "--comm-elems", str(1 << 20), "--out", str(tmp_path / "run")]  # fmt: skip
+    subprocess.run(make, check=True, capture_output=True, timeout=120)
+    done = gpuscope(tmp_path, "run", "--json", "out.json", "--md", "out.md", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["ranks"]["bandwidth"], "no bandwidth row: not the case that crashed"
+    from gpuscope.schemas import load
+
+    jsonschema.validate(data, load(data["schema"]))
+    assert "Across ranks" in (tmp_path / "out.md").read_text()

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from gpuscope import schemas
+
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "tests" / "data" / "llama_compiled_h200.json.gz"  # recorded on an H200, 6.6 kB
 ROOT = os.geteuid() == 0
@@ -358,6 +360,8 @@ def test_a_bad_second_input_is_recorded_in_the_set(trace: Path, tmp_path: Path) 
     one_error(done, "b.json")
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["schema"] == "gpuscope.analysis-set/1"
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(data, schemas.load(data["schema"]))
     assert [f["path"] for f in data["failed"]] == [str(bad)]
     assert len(data["reports"]) == 1
     assert "Inputs not read" in (tmp_path / "r.md").read_text()

@@ -154,4 +154,6 @@ def test_dash_outputs_go_to_stdout_and_the_rest_to_stderr(
     assert "wrote" in done.stderr and not (tmp_path / "-").exists()
     both = gpuscope(env, tmp_path, "libperf", str(trace), "--json", "-", "--md", "-")
     assert both.returncode == 2
-    assert both.stderr.strip() == "error: --json and --md both name standard output: only one can go there"
+    assert both.stderr.strip() == (
+        "error: --json and --md both name standard output: only one can go there"
+    )

@@ -26,7 +26,10 @@ from gpuscope.output import (
 
 REPORT_OPTIONS = ("json", "md", "html")
 output_path = writing
-__all__ = ["check", "output_path", "shown_as", "stdout_wanted", "write_json", "write_text"]
+__all__ = [
+    "check", "json_bytes", "output_path", "shown_as", "stdout_wanted", "write", "write_json",
+    "write_text",
+]  # fmt: skip
 
 
 def targets(args: argparse.Namespace, *names: str) -> dict[str, Target | None]:

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
+from gpuscope.commands._output import (
+    check,
+    json_bytes,
+    shown_as,
+    stdout_wanted,
+    write,
+    write_text,
+)
 from gpuscope.errors import ReaderError
 
 HELP = (
@@ -160,6 +167,15 @@ def report_data(
     return data
 
 
+def json_report(
+    reports: list[dict[str, Any]],
+    ranks: dict[str, Any] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> bytes:
+    """What `--json` writes, encoded (schemas: `gpuscope.schemas.load(name)`)."""
+    return json_bytes(report_data(reports, ranks, failed))
+
+
 def _emit(
     reports: list[dict[str, Any]],
     args: argparse.Namespace,
@@ -171,7 +187,7 @@ def _emit(
     from gpuscope.text import printable_data
 
     if args.json:
-        write_json(args.json, report_data(reports, ranks, failed))
+        write(args.json, json_report(reports, ranks, failed))
     if not (args.md or args.html or not args.quiet):
         return
     shown = printable_data(reports)  # every view: names with control characters escaped

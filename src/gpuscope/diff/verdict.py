@@ -129,6 +129,8 @@ def _text(v: dict[str, Any], d: Diff) -> str:
     before, after = fmt.duration(v["before_us"]), fmt.duration(v["after_us"])
     if v["direction"] == "unchanged":
         head = f"{label} unchanged at {before}"
+    elif v["change"] is None:  # from nothing: no relative change
+        head = f"after is {v['direction']}: {label} {before} → {after}"
     else:
         head = (
             f"after is {abs(v['change']) * 100:.1f}% {v['direction']}: {label} {before} → {after}"

@@ -48,8 +48,8 @@ def _row(key: tuple[str, int, int], index: I64, transfer_ns: I64) -> BandwidthRo
     kind, size, group_size = key
     time = transfer_ns[index].astype(np.float64)
     factor = bus_factor(kind, group_size)
-    algbw = size * len(index) / time.sum()
-    best = size / time.min()
+    algbw = size * len(index) / float(time.sum())  # plain floats: the report is built from them
+    best = size / float(time.min())
     return BandwidthRow(
         kind=kind,
         bytes=size,

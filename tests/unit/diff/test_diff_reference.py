@@ -190,3 +190,13 @@ def test_bert_verdict_and_caveat(bert: dict[str, Any]) -> None:
     assert verdict["significance"]["significant"] is None
     assert [c["id"] for c in bert["caveats"]] == ["cross-vendor"]
     assert bert["before"]["vendor"] == "nvidia" and bert["after"]["vendor"] == "amd"
+
+
+def test_from_a_profile_without_gpu_time() -> None:
+    """HTA's CPU-only gloo trace (no GPU activity) before an inference trace: no relative change
+    exists, and the verdict's sentence crashed on it (abs(None), a traceback from `diff`)."""
+    pair = ("hta__cpu_only_gloo_rank34.json.gz", "hta__legacy_format_inference_rank_1.json.gz")
+    verdict = report_of(pair)["verdict"]
+    assert verdict["before_us"] == 0 and verdict["after_us"] > 0
+    assert verdict["change"] is None and verdict["direction"] == "slower"
+    assert verdict["text"].startswith("after is slower: GPU busy time 0 µs → ")

@@ -110,7 +110,7 @@ def test_a_folder_with_a_bad_trace_is_an_error(tmp_path: Path) -> None:
     (folder / "a.json.gz").write_bytes(good.read_bytes())
     (folder / "b.json").write_text('{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "x"')
     out = tmp_path / "timeline.json"
-    with pytest.raises(GpuscopeError, match="b.json"):
+    with pytest.raises(GpuscopeError, match=r"b\.json"):
         export_perfetto([folder], out)
     assert not out.exists()
     result = export_perfetto([folder], out, skip_bad=True)

@@ -59,3 +59,16 @@ def test_bandwidth_is_bytes_over_the_last_arrivers_time_with_the_bus_factor(
     latest = max(LATE_US.values())
     for rank, late in LATE_US.items():
         assert per_rank[rank]["waited_us"] == pytest.approx(6 * (latest - late), abs=1e-3)
+
+
+def test_bandwidth_rows_are_plain_floats_that_encode(tmp_path: Path) -> None:
+    """They were numpy floats (int / numpy sum): `analyze --json` of a job whose collectives
+    carry sizes crashed with 'Encoding objects of type numpy.float64 is unsupported'."""
+    import msgspec
+
+    part = analyze_job(build(tmp_path), workers=1).ranks
+    assert part is not None and part["bandwidth"]
+    for row in part["bandwidth"]:
+        for key in ("algbw_gbs", "busbw_gbs", "busbw_best_gbs", "time_p50_us"):
+            assert type(row[key]) is float, key
+    msgspec.json.encode(part)

@@ -1,0 +1,63 @@
+"""`gpuscope.schemas`: the shipped JSON Schemas load by tag or kind, are valid draft 2020-12
+schemas, match the tags the writers put in their documents, and embed what they refer to.
+(tests/unit/report/test_every_report_encodes.py validates every report against them.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuscope import schemas
+from gpuscope.analysis._serialize import SCHEMA as ANALYSIS
+from gpuscope.commands.analyze import SET_SCHEMA
+from gpuscope.diff.compare import SCHEMA as DIFF
+from gpuscope.errors import InputError
+from gpuscope.ranks._serialize import SCHEMA as RANKS
+
+jsonschema = pytest.importorskip("jsonschema")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_analysis_output_has_its_schema() -> None:
+    assert {ANALYSIS, SET_SCHEMA, RANKS, DIFF} <= set(schemas.names())
+    for tag in schemas.names():
+        schema = schemas.load(tag)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["title"] == tag and schema["properties"]["schema"] == {"const": tag}
+
+
+def test_load_by_tag_or_by_kind() -> None:
+    assert schemas.load("ranks") == schemas.load("gpuscope.ranks") == schemas.load(RANKS)
+    with pytest.raises(InputError, match=r"no schema named 'nope'; known: gpuscope\.analysis"):
+        schemas.load("nope")
+    with pytest.raises(InputError):
+        schemas.load("gpuscope.ranks/9")
+
+
+def test_a_set_schema_validates_on_its_own() -> None:
+    """It refers to the analysis and ranks schemas by id: they come embedded."""
+    schema = schemas.load(SET_SCHEMA)
+    assert {"analysis-1", "ranks-1"} <= set(schema["$defs"])
+    validator = jsonschema.Draft202012Validator(schema)  # no registry: nothing to fetch
+    bare = {"schema": SET_SCHEMA, "reports": [{"schema": ANALYSIS}]}
+    missing = {e.message for e in validator.iter_errors(bare)}
+    assert "'kernels' is a required property" in missing  # the analysis schema applied
+    assert list(validator.iter_errors({"schema": SET_SCHEMA, "reports": []}))
+
+
+def test_loading_a_schema_imports_nothing_heavy(tmp_path: Path) -> None:
+    probe = (
+        "import json, sys\n"
+        "from gpuscope import schemas\n"
+        "schemas.load('gpuscope.analysis-set/1')\n"
+        "print(json.dumps([m for m in ('numpy', 'msgspec', 'rich') if m in sys.modules]))\n"
+    )
+    env = {"PYTHONPATH": str(REPO / "src")}
+    argv = [sys.executable, "-c", probe]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
