@@ -19,6 +19,7 @@ from gpuscope.analysis._comm_names import KINDS
 from gpuscope.analysis._comm_stats import MIN_CALLS, SLOW_FACTOR, SPREAD_MAX, SPREAD_P90, Bucket
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
@@ -44,10 +45,6 @@ LABEL = {
 }
 
 
-def _time(ns: float) -> str:
-    return f"{ns / 1000:,.1f} µs" if ns < 1_000_000 else f"{ns / 1e6:,.2f} ms"
-
-
 def label(kind: str) -> str:
     return LABEL.get(kind, kind.replace("_", " "))
 
@@ -66,15 +63,15 @@ def exposed(a: Analysis, result: Communication) -> Finding | None:
         return None
     host_bound = a.verdict.bound in HOST_BOUND
     kinds = _exposed_by_kind(result)
-    top = ", ".join(f"{label(k)} {_time(v['exposed_ns'])}" for k, v in list(kinds.items())[:3])
+    top = ", ".join(f"{label(k)} {time_ns(v['exposed_ns'])}" for k, v in list(kinds.items())[:3])
     waiting = sum(b.excess_exposed_ns for b in result.buckets if b.varies)
     message = (
-        f"communication is exposed {_time(at_stake)}, {share:.1%} {what} (warning at ≥ "
+        f"communication is exposed {time_ns(at_stake)}, {share:.1%} {what} (warning at ≥ "
         f"{EXPOSED_WARNING:.0%}, reported at ≥ {EXPOSED_INFO:.0%}): no compute kernel runs "
         f"beside it ({top}); {shown.overlapped_ns / shown.comm_ns:.0%} of the communication "
         "time overlaps compute. "
         + (
-            f"{_time(waiting)} of the exposed time is identical calls running above their "
+            f"{time_ns(waiting)} of the exposed time is identical calls running above their "
             "median (see collective-variance): likely waiting for a late peer"
             if waiting
             else "Part of it may be waiting for a slower peer"
@@ -93,7 +90,8 @@ def exposed(a: Analysis, result: Communication) -> Finding | None:
         evidence["calls_per_step"], evidence["median_us"] = small
     severity = "warning" if share >= EXPOSED_WARNING and not host_bound else "info"
     action = _exposed_action(result, kinds, same_stream / shown.exposed_ns, small)
-    return finding("exposed-communication", severity, message, action, evidence)
+    return finding("exposed-communication", severity, message, action, evidence,
+                   impact_ns=at_stake, cause="communication")  # fmt: skip
 
 
 def _exposed_share(shown: Exposure) -> tuple[float, str, int]:
@@ -175,7 +173,7 @@ def _exposed_action(
     if small is not None:
         parts.append(
             f"The steps make {small[0]:,.0f} {label(first)} calls each, with a median of "
-            f"{small[1]:,.1f} µs: so many short collectives each pay NCCL's launch and latency; "
+            f"{duration(small[1])}: so many short collectives each pay NCCL's launch and latency; "
             "coalesce them (DDP's gradient buckets, all_reduce_coalesced, one flat buffer) "
             "into fewer, larger calls."
         )
@@ -245,7 +243,7 @@ def variance(a: Analysis, result: Communication) -> Finding | None:
     message = (
         f"{len(varying)} group(s) of identical collectives ({how}; ≥ {MIN_CALLS} calls) vary "
         f"in duration (p90 ≥ {SPREAD_P90}× or max ≥ {SPREAD_MAX}× the median): "
-        f"{_time(sum(b.excess_ns for b in varying))} above their medians, {_time(at_stake)} of "
+        f"{time_ns(sum(b.excess_ns for b in varying))} above their medians, {time_ns(at_stake)} of "
         f"it exposed ({share:.1%} of the GPU span; warning at ≥ {VARIANCE_WARNING:.0%}, "
         f"reported at ≥ {VARIANCE_INFO:.0%}). On one rank a collective's time includes waiting "
         "for the slowest peer, so this points at a late rank or uneven work, not at the link; "
@@ -273,6 +271,8 @@ def variance(a: Analysis, result: Communication) -> Finding | None:
             "slowest_call_steps": where,
             "groups": [_bucket_evidence(result, b) for b in varying[:5]],
         },
+        impact_ns=at_stake,
+        cause="imbalance",
     )
 
 
@@ -314,8 +314,8 @@ def bandwidth(a: Analysis, result: Communication) -> Finding | None:
         f"{len(slow)} message size(s) run at ≥ {SLOW_FACTOR:g}× the time this trace's own "
         f"latency-bandwidth envelope allows (e.g. {label(worst.kind)} of "
         f"{worst.bytes / 2**20:,.2f} MiB: {worst.busbw:,.1f} GB/s bus bandwidth, median "
-        f"{_time(worst.p50_ns)}, against {worst.best_busbw:,.1f} GB/s and "
-        f"{_time(worst.latency_ns)} latency seen at other sizes): {_time(at_stake)} of exposed "
+        f"{time_ns(worst.p50_ns)}, against {worst.best_busbw:,.1f} GB/s and "
+        f"{time_ns(worst.latency_ns)} latency seen at other sizes): {time_ns(at_stake)} of exposed "
         f"time above the envelope ({share:.1%} of the GPU span; warning at ≥ "
         f"{BANDWIDTH_WARNING:.0%}, reported at ≥ {BANDWIDTH_INFO:.0%}). The envelope assumes "
         "time = latency + size × bus factor / bandwidth, fitted to the best this trace shows; "
@@ -347,4 +347,6 @@ def bandwidth(a: Analysis, result: Communication) -> Finding | None:
             "best_busbw_gbps": round(worst.best_busbw, 2),
             "latency_us": us(worst.latency_ns),
         },
+        impact_ns=at_stake,
+        cause="communication",
     )

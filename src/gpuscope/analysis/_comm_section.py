@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Block, Cell, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Block, Cell, Facts, Section, Table, Text
+from gpuscope.document.names import short_name
 
 Part = Mapping[str, Any]
 
@@ -104,7 +105,7 @@ def _collective_row(c: Part, timed: bool) -> tuple[Cell, ...]:
     busbw = f"{c['busbw_gbps']:,.1f} GB/s" if c["busbw_gbps"] is not None else "—"
     return (
         Cell(kind, full=c["launched_by"] or ""),
-        Cell(fmt.short_name(c["kernel"]), full=c["kernel"], code=True),
+        Cell(short_name(c["kernel"]), full=c["kernel"], code=True, name=True),
         Cell(fmt.count(c["count"])),
         Cell(fmt.duration(c["time_us"])),
         Cell(fmt.duration(c["p50_us"])),
@@ -126,7 +127,7 @@ def _variance(variance: Part) -> Table:
     rows = tuple(
         (
             Cell(b["kind"].replace("_", "-")),
-            Cell(fmt.short_name(b["kernel"]), full=b["kernel"], code=True),
+            Cell(short_name(b["kernel"]), full=b["kernel"], code=True),
             Cell(
                 fmt.nbytes(b["bytes"])
                 if b["bytes"] is not None

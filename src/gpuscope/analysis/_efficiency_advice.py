@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuscope.analysis._finding import Finding, finding
+from gpuscope.document.units import duration
 
 GEMM_SHARE_FIRES = 0.30
 LOW, GOOD = 0.40, 0.60
@@ -110,7 +111,10 @@ def _judged(part: dict[str, Any], head: str, evidence: dict[str, Any], bound: st
             f" The trace is {bound}: the GPU waits for other work most of the time, so faster "
             "GEMMs shorten the step only once that is fixed."
         )
-    return finding("gemm-efficiency", severity, message, action, evidence)
+    lost = gemm["time_us"] * (1 - min(gemm["roofline_fraction"] or 0.0, 1.0)) * 1000
+    return finding("gemm-efficiency", severity, message, action, evidence,
+                   impact_ns=lost if gemm["roofline_fraction"] is not None else None,
+                   cause="kernel-efficiency")  # fmt: skip
 
 
 def _verdict(
@@ -175,7 +179,7 @@ def _worst(part: dict[str, Any]) -> list[str]:
     slow.sort(key=lambda g: -g["time_us"] * (1 - g["fraction_of_peak"]))
     return [
         f"{g['op']} {g['shape']} {g['dtype']} at {_pct(g['fraction_of_peak'])} "
-        f"({g['time_us']:,.1f} µs)"
+        f"({duration(g['time_us'])})"
         for g in slow[:3]
     ]
 

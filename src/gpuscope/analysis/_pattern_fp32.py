@@ -18,6 +18,7 @@ from gpuscope.analysis._flops import work
 from gpuscope.analysis._opinputs import Recorded, distinct, dtype_of
 from gpuscope.analysis._pattern_context import Context, Found, found
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.document.units import time_ns
 from gpuscope.trace.model import OP, Mask
 
 FP32_FIRES, FP32_WARNS = 0.05, 0.10
@@ -46,7 +47,7 @@ def fp32_matmul(c: Context) -> Found | None:
     bound = (
         f"; the datasheet bf16/fp16 tensor peak of {c.peaks.label} is {ratio:.1f}× its FP32 "
         f"peak, so these kernels could run at most {ratio:.1f}× faster (saving ≤ "
-        f"{time * (1 - 1 / ratio) / 1000:,.1f} µs, {share * (1 - 1 / ratio):.1%} of kernel time)"
+        f"{time_ns(time * (1 - 1 / ratio))}, {share * (1 - 1 / ratio):.1%} of kernel time)"
         if c.peaks and ratio
         else (
             f"; gpuscope has no datasheet peaks for {c.device!r}, so no speed-up bound"
@@ -54,10 +55,10 @@ def fp32_matmul(c: Context) -> Found | None:
             else "; the trace does not name its device, so no speed-up bound"
         )
     )
-    extra = f"; TF32 kernels: {c.time(tf32) / 1000:,.1f} µs more" if tf32.any() else ""
+    extra = f"; TF32 kernels: {time_ns(c.time(tf32))} more" if tf32.any() else ""
     if memory_bound.any():
         extra += (
-            f"; not counted: {c.time(memory_bound) / 1000:,.1f} µs of memory-bound FP32 shapes, "
+            f"; not counted: {time_ns(c.time(memory_bound))} of memory-bound FP32 shapes, "
             "which tensor cores would not speed up (bf16 at most halves their bytes)"
         )
     return found(
@@ -67,7 +68,7 @@ def fp32_matmul(c: Context) -> Found | None:
         share,
         c.severity(share, FP32_WARNS) if ratio else "info",
         f"{'training' if training else 'the model'} runs GEMMs / convolutions in FP32: "
-        f"{_kernels(int(fp32.sum()))} {time / 1000:,.1f} µs, {share:.1%} of kernel time"
+        f"{_kernels(int(fp32.sum()))} {time_ns(time)}, {share:.1%} of kernel time"
         f"{extra}{bound} — fires at ≥ {FP32_FIRES:.0%}, warning at ≥ {FP32_WARNS:.0%}",
         _action(c, training, tf32_ratio) + _verdict_note(c),
         {

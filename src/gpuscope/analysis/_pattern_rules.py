@@ -15,6 +15,7 @@ from gpuscope.analysis._opinputs import names_matching, per_op
 from gpuscope.analysis._pattern_context import Context, Found, found
 from gpuscope.analysis._pattern_fp32 import fp32_matmul
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.document.units import time_ns
 from gpuscope.trace.model import ANNOTATION, DTOD, I64, MEMCPY, Mask
 
 FOREACH_FIRES, FOREACH_WARNS, FOREACH_MIN_KERNELS = 0.01, 0.10, 10
@@ -72,7 +73,7 @@ def foreach_optimizer(c: Context) -> Found | None:
         c.severity(share, FOREACH_WARNS),
         f"the optimizer update runs as {sum(ops.values()):,} foreach ops "
         f"({', '.join(sorted(ops))}) {scope}: {int(mask.sum()):,} multi_tensor_apply kernels, "
-        f"{time / 1000:,.1f} µs, {share:.1%} of kernel time, and no fused optimizer — fires at "
+        f"{time_ns(time)}, {share:.1%} of kernel time, and no fused optimizer — fires at "
         f"≥ {FOREACH_FIRES:.0%}, warning at ≥ {FOREACH_WARNS:.0%} (a fused step does the whole "
         "update in one pass over each tensor chunk)",
         f"Create the optimizer with fused=True (torch.optim.{(optimizers or ['AdamW'])[0]}"
@@ -141,10 +142,10 @@ def unfused_norm(c: Context) -> Found | None:
         c.severity(share, NORM_WARNS),
         f"{len(chains):,} normalisations run unfused ("
         + ", ".join(f"{n}× {k}" for k, n in kinds.items())
-        + f"): {kernels / len(chains):.1f} kernels each, {time / 1000:,.1f} µs, {share:.1%} of "
+        + f"): {kernels / len(chains):.1f} kernels each, {time_ns(time)}, {share:.1%} of "
         f"kernel time{f', at {line}' if line else ''}"
         + (
-            f" (of it, {cast_time / 1000:,.1f} µs are the chains' dtype casts, which "
+            f" (of it, {time_ns(cast_time)} are the chains' dtype casts, which "
             "dtype-conversions counts too)"
             if cast_time
             else ""
@@ -202,8 +203,8 @@ def channels_last(c: Context) -> Found | None:
         share,
         c.severity(share, NHWC_WARNS),
         f"{int(mask.sum()):,} layout-transpose kernels (nchwToNhwc / nhwcToNchw) take "
-        f"{time / 1000:,.1f} µs, {share:.1%} of kernel time (convolutions: "
-        f"{conv / 1000:,.1f} µs): tensor-core convolutions work in NHWC and transpose NCHW "
+        f"{time_ns(time)}, {share:.1%} of kernel time (convolutions: "
+        f"{time_ns(conv)}): tensor-core convolutions work in NHWC and transpose NCHW "
         f"tensors before and after — fires at ≥ {NHWC_FIRES:.0%}, warning at ≥ {NHWC_WARNS:.0%}",
         "Use channels_last: model = model.to(memory_format=torch.channels_last) and "
         "x = x.to(memory_format=torch.channels_last) for the inputs, so activations stay NHWC.",

@@ -19,7 +19,7 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis.verdict import GPU_BOUND_UTILIZATION
-from gpuscope.report import _format as fmt
+from gpuscope.document import units as fmt
 from gpuscope.trace.model import OP, PYTHON
 
 if TYPE_CHECKING:
@@ -136,7 +136,9 @@ def overhead_finding(a: Analysis, cost: Overhead, window: int) -> Finding | None
         "records": {n: {"count": c, "time_us": us(t)} for n, (c, t) in cost.records.items()},
         "stalled_first_calls": [stall_dict(s) for s in cost.stalls[:5]],
     }
-    return finding("profiler-overhead", severity, message, action, evidence)
+    return finding("profiler-overhead", severity, message, action, evidence,
+                   impact_ns=cost.estimate_ns + cost.measured_in_span_ns + stalled,
+                   cause="profiler")  # fmt: skip
 
 
 def _tracing_text(cost: Overhead, window: int) -> list[str]:

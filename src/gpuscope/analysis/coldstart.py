@@ -53,8 +53,9 @@ from gpuscope.analysis._profiler_overhead import (
 )
 from gpuscope.analysis._profiler_overhead import to_dict as overhead_dict
 from gpuscope.analysis.steps import complete_steps, warmup_count
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Cell, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Cell, Facts, Section, Table, Text
+from gpuscope.document.names import short_name
 from gpuscope.trace.model import I64, OP, Mask, Trace
 
 if TYPE_CHECKING:
@@ -289,7 +290,7 @@ def _first_calls(a: Analysis) -> list[Event]:
             if _kind_of(text) is not None:  # loading / compile records are counted as such
                 continue
             if is_host and detail[i] >= 0 and LAUNCH.search(text):
-                kernel = fmt.short_name(trace.names[int(detail[i])], 60)
+                kernel = short_name(trace.names[int(detail[i])], 60)
                 found.append(_event("loading", f"first launch of {kernel}", start[i], end[i]))
             else:
                 found.append(_event("first_call", text, start[i], end[i], excess))
@@ -453,7 +454,8 @@ def _cold_finding(a: Analysis, result: ColdStart) -> Finding | None:
         f"{result.share:.0%} of the window): {what}{_first_step_text(result)}. "
         f"{_unreliable(a, severity)}"
     )
-    return finding("cold-start", severity, message, _cold_action(result), evidence)
+    return finding("cold-start", severity, message, _cold_action(result), evidence,
+                   impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
 
 
 def _first_step_finding(result: ColdStart, severity: str, evidence: dict[str, Any]) -> Finding:
@@ -465,7 +467,8 @@ def _first_step_finding(result: ColdStart, severity: str, evidence: dict[str, An
         "cuDNN/cuBLAS autotuning, optimizer state creation)"
     )
     action = WARM_UP + ", and judge the steady steps only."
-    return finding("first-step-outlier", severity, message, action, evidence)
+    return finding("first-step-outlier", severity, message, action, evidence,
+                   impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
 
 
 def _warmup_text(warm: WarmUp) -> str:
@@ -487,7 +490,7 @@ def _warmup_text(warm: WarmUp) -> str:
 def _kind_summary(result: ColdStart, kind: str) -> str:
     count, ns = result.by_kind[kind]
     names = result.names.get(kind, [])[:2]
-    named = f" ({', '.join(fmt.short_name(n, 60) for n in names)})" if names else ""
+    named = f" ({', '.join(short_name(n, 60) for n in names)})" if names else ""
     return f"{_KIND_TEXT[kind]} {fmt.duration(us(ns))} in {count:,}{named}"
 
 
@@ -614,7 +617,7 @@ def _events_table(rows: list[dict[str, Any]]) -> Table:
     cells = tuple(
         (
             Cell(_KIND_TEXT[r["kind"]]),
-            Cell(fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(short_name(r["name"]), full=r["name"], code=True),
             Cell(fmt.duration(r["time_us"])),
             Cell(fmt.duration(r["excess_us"])),
         )

@@ -27,11 +27,12 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._opinputs import Inputs, Recorded, distinct, dtype_code, short
+from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import DTOD, KERNEL, MEMCPY, OP, Trace
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
-    from gpuscope.report._document import Section
+    from gpuscope.document.model import Section
 
 NAME = "conversions"
 CONVERSION_FIRES = 0.01  # share of kernel time
@@ -264,7 +265,7 @@ def _conversions(part: dict[str, Any], result: Result) -> Finding | None:
     return finding(
         "dtype-conversions",
         "warning" if share >= CONVERSION_WARNS else "info",
-        f"dtype conversions take {share:.1%} of kernel time ({conv['time_us']:,.1f} µs in "
+        f"dtype conversions take {share:.1%} of kernel time ({duration(conv['time_us'])} in "
         f"{conv['calls']:,} ops: {pairs}){where} — fires at ≥ {CONVERSION_FIRES:.0%}, warning "
         f"at ≥ {CONVERSION_WARNS:.0%}; same-dtype copies are not counted",
         "Keep tensors in the compute dtype: create inputs and weights in it once (model.to(dtype), "
@@ -272,6 +273,8 @@ def _conversions(part: dict[str, Any], result: Result) -> Finding | None:
         "norm or softmax are done in registers by a fused kernel (torch.compile, a fused "
         "RMSNorm / LayerNorm) instead of as separate conversion kernels.",
         {"share": share, "time_us": conv["time_us"], "by_pair": pairs, "top": top},
+        impact_ns=conv["time_us"] * 1000,
+        cause="dtype",
     )
 
 
@@ -283,7 +286,7 @@ def _pairs(result: Result) -> str:
             key = f"{short(r.source)}→{short(r.target)}"
             times[key] = times.get(key, 0) + r.time_ns
     ranked = sorted(times.items(), key=lambda kv: -kv[1])[:3]
-    return ", ".join(f"{k} {v / 1000:,.1f} µs" for k, v in ranked)
+    return ", ".join(f"{k} {time_ns(v)}" for k, v in ranked)
 
 
 def _layout(part: dict[str, Any], result: Result) -> Finding | None:
@@ -296,7 +299,7 @@ def _layout(part: dict[str, Any], result: Result) -> Finding | None:
     where = "; ".join(_row_text(r) for r in top[:3])
     growth, pieces = _cat_kinds(result)
     grown = (
-        f"; {growth / 1000:,.1f} µs of it is a tensor grown by cat (the first input at least "
+        f"; {time_ns(growth)} of it is a tensor grown by cat (the first input at least "
         "twice the second: a cache extended every step)"
         if growth
         else ""
@@ -305,7 +308,7 @@ def _layout(part: dict[str, Any], result: Result) -> Finding | None:
         "layout-copies",
         "info",
         f"same-dtype copies (layout / copy work: {', '.join(ops)}) take {share:.1%} of kernel "
-        f"time ({copies['time_us']:,.1f} µs in {copies['calls']:,} ops; largest: {where})"
+        f"time ({duration(copies['time_us'])} in {copies['calls']:,} ops; largest: {where})"
         f"{grown} — fires at ≥ {LAYOUT_FIRES:.0%}",
         _layout_action(ops, growth, pieces),
         {
@@ -315,13 +318,15 @@ def _layout(part: dict[str, Any], result: Result) -> Finding | None:
             "cat_other_us": us(pieces),
             "top": top,
         },
+        impact_ns=copies["time_us"] * 1000,
+        cause="layout",
     )
 
 
 def _row_text(row: dict[str, Any]) -> str:
     """'aten::cat 254.5 µs at cache_utils.py(129): update' (the shape without Python frames)."""
     where = f"at {row['python']}" if row["python"] else row["shape"]
-    return f"{row['op']} {row['time_us']:,.1f} µs {where}".rstrip()
+    return f"{row['op']} {duration(row['time_us'])} {where}".rstrip()
 
 
 def _cat_kinds(result: Result) -> tuple[int, int]:
@@ -373,8 +378,8 @@ def _layout_action(ops: list[str], growth: int, pieces: int) -> str:
 
 
 def section(part: dict[str, Any]) -> Section:
-    from gpuscope.report import _format as fmt
-    from gpuscope.report._document import Cell, Facts, Section, Table, Text
+    from gpuscope.document import units as fmt
+    from gpuscope.document.model import Cell, Facts, Section, Table, Text
 
     def line(key: str) -> str:
         t = part[key]

@@ -26,7 +26,7 @@ from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
-    from gpuscope.report._document import Section
+    from gpuscope.document.model import Section
 
 NAME = "efficiency"
 BIG = 1024  # M, N, K all at least this: a shape that can reach the compute roof
@@ -323,8 +323,8 @@ def findings(a: Analysis, result: Result) -> list[Finding]:
 
 
 def section(part: dict[str, Any]) -> Section:
-    from gpuscope.report import _format as fmt
-    from gpuscope.report._document import Cell, Facts, Section, Table, Text
+    from gpuscope.document import units as fmt
+    from gpuscope.document.model import Cell, Facts, Section, Table, Text
 
     rows = tuple(
         (
@@ -347,7 +347,7 @@ def section(part: dict[str, Any]) -> Section:
 
 def _efficiency_text(g: dict[str, Any]) -> str:
     """The fraction that judges a shape: of the FLOP peak, or of bandwidth when memory-bound."""
-    from gpuscope.report import _format as fmt
+    from gpuscope.document import units as fmt
 
     if g["bound"] == "memory":
         return f"{fmt.percent(g['fraction_of_bandwidth'])} of bandwidth"
@@ -372,7 +372,7 @@ def _caption(part: dict[str, Any]) -> str:
 
 
 def _facts(part: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    from gpuscope.report import _format as fmt
+    from gpuscope.document import units as fmt
 
     peaks = part["peaks"]
     device = part["device"] or "unknown device"
@@ -390,7 +390,7 @@ def _facts(part: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def _summary_text(s: dict[str, Any]) -> str:
-    from gpuscope.report import _format as fmt
+    from gpuscope.document import units as fmt
 
     tflops = "—" if s["tflops"] is None else f"{s['tflops']:,.1f} TFLOP/s"
     return (

@@ -17,6 +17,7 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE
 from gpuscope.analysis.verdict import CAUSE_TEXT
+from gpuscope.document.units import time_ns
 from gpuscope.trace.model import DTOH, HTOD, KERNEL, MEMCPY, PAGEABLE
 
 if TYPE_CHECKING:
@@ -35,11 +36,6 @@ GEMM_SHARE_FIRES = 0.50
 COLD_UNRELIABLE = 0.25  # cold start this share of the window: host-bound advice is provisional
 ATTENTION_OPS = ("aten::bmm", "aten::baddbmm")
 SOFTMAX_OPS = ("aten::_softmax", "aten::softmax", "aten::_safe_softmax")
-
-
-def _time(ns: float) -> str:
-    """A duration for a message: µs below 1 ms, else ms."""
-    return f"{ns / 1000:,.1f} µs" if ns < 1_000_000 else f"{ns / 1e6:,.2f} ms"
 
 
 def _largest_gap(a: Analysis) -> dict[str, Any] | None:
@@ -94,10 +90,12 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
     return finding(
         "cpu-bottleneck",
         "warning" if share >= HOST_WAIT_WARNING and cold < COLD_UNRELIABLE else "info",
-        f"host-bound: the GPU waits {_time(waiting)} ({share:.0%} of its span) for the "
+        f"host-bound: the GPU waits {time_ns(waiting)} ({share:.0%} of its span) for the "
         f"host to launch the next work (warning at ≥ {HOST_WAIT_WARNING:.0%}){ratio}{caveat}",
         action,
         evidence,
+        impact_ns=waiting,
+        cause="host-launch",
     )
 
 
@@ -158,12 +156,17 @@ def idle_gap(a: Analysis) -> Finding | None:
     return finding(
         "idle-gap",
         "warning" if gap.ns >= 0.2 * line.span_ns else "info",
-        f"one idle gap of {_time(gap.ns)} holds {gap.ns / line.idle_ns:.0%} of the GPU's "
+        f"one idle gap of {time_ns(gap.ns)} holds {gap.ns / line.idle_ns:.0%} of the GPU's "
         f"idle time ({gap.ns / line.span_ns:.0%} of its span; reported at ≥ "
         f"{LONE_GAP_MIN:.0%}): {CAUSE_TEXT[gap.cause]}",
         _gap_action(gap.cause),
         evidence,
+        impact_ns=gap.ns,
+        cause=GAP_CAUSE.get(gap.cause),
     )
+
+
+GAP_CAUSE = {"host_wait": "host-work", "sync_drain": "host-sync"}  # kernel_wait, unknown: none
 
 
 def _gap_action(cause: str) -> str:
@@ -207,7 +210,7 @@ def many_small_kernels(a: Analysis) -> Finding | None:
         "many-small-kernels",
         "warning",
         f"{share:.0%} of {launch.kernels:,} kernels run under 10 µs (median "
-        f"{np.median(durations) / 1000:.1f} µs; fires at ≥ {SMALL_KERNELS_SHARE:.0%}) and they "
+        f"{time_ns(np.median(durations))}; fires at ≥ {SMALL_KERNELS_SHARE:.0%}) and they "
         "start soon after their launch: launch overhead, not compute, sets the pace",
         "Fuse them with torch.compile and remove launch overhead with CUDA/HIP graphs "
         '(torch.compile(mode="reduce-overhead") or torch.cuda.graphs); batch more work per call.',
@@ -218,6 +221,8 @@ def many_small_kernels(a: Analysis) -> Finding | None:
             "launch_api_time_us": us(launch.launch_api_ns),
             "launch_queue_p50_us": us(queue) if queue is not None else None,
         },
+        impact_ns=a.timeline.gaps.attribution_ns.get("host_wait", 0) if a.timeline else None,
+        cause="host-launch",
     )
 
 
@@ -247,7 +252,7 @@ def sync_overhead(a: Analysis) -> Finding | None:
     return finding(
         "sync-overhead",
         "warning",
-        f"in-loop synchronization leaves the GPU idle {_time(drained)} ({share:.1%} of its "
+        f"in-loop synchronization leaves the GPU idle {time_ns(drained)} ({share:.1%} of its "
         f"span; target < {SYNC_TARGET_SHARE:.0%}): after each blocking call the queue is empty "
         "until the host launches again"
         + (
@@ -259,6 +264,8 @@ def sync_overhead(a: Analysis) -> Finding | None:
         "on GPU values, torch.cuda.synchronize(); keep values on the GPU, use events or "
         "non_blocking copies to pinned memory, and sync at most once per step.",
         evidence,
+        impact_ns=drained,
+        cause="host-sync",
     )
 
 
@@ -281,7 +288,7 @@ def host_device_copies(a: Analysis) -> Finding | None:
     return finding(
         "host-device-copies",
         "warning" if share >= COPY_WARNING else "info",
-        f"host↔device copies take {_time(time)}, {share:.1%} of the GPU's span and "
+        f"host↔device copies take {time_ns(time)}, {share:.1%} of the GPU's span and "
         f"{time / busy:.1%} of its busy time ({count:,} cop{'y' if count == 1 else 'ies'}"
         f"{f', {pageable} from pageable memory' if pageable else ''}; warning at ≥ "
         f"{COPY_WARNING:.0%} of the span){dominant}",
@@ -289,6 +296,8 @@ def host_device_copies(a: Analysis) -> Finding | None:
         "the loop (each DtoH copy also synchronizes); move inputs once, from pinned memory "
         "(pin_memory=True) with non_blocking=True, so copies overlap compute.",
         _copy_evidence(a, moves),
+        impact_ns=time,
+        cause="copies",
     )
 
 
@@ -344,12 +353,14 @@ def manual_attention(a: Analysis) -> Finding | None:
         "manual-attention",
         "warning" if share >= 0.05 else "info",
         "attention computed by hand: batched matmuls (aten::bmm) and softmax run as separate "
-        f"kernels, {_time(time * 1000)} = {share:.1%} of kernel time (fires at ≥ "
+        f"kernels, {time_ns(time * 1000)} = {share:.1%} of kernel time (fires at ≥ "
         f"{ATTENTION_MIN:.0%})",
         "Use torch.nn.functional.scaled_dot_product_attention: it dispatches to fused "
         "flash / memory-efficient attention kernels (CK / aiter on ROCm) and never writes the "
         "score matrix to memory.",
         {"ops": {**bmm, **softmax}},
+        impact_ns=time * 1000,
+        cause="fusion",
     )
 
 

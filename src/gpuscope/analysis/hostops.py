@@ -32,8 +32,9 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Cell, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Cell, Facts, Section, Table, Text
+from gpuscope.document.names import short_name
 from gpuscope.trace.model import I64, OP, PYTHON, Mask, Trace
 
 if TYPE_CHECKING:
@@ -463,6 +464,8 @@ def findings(a: Analysis, result: HostOps) -> list[Finding]:
                     for s in ranked
                 ],
             },
+            impact_ns=wait.op_self_ns,
+            cause="host-launch",
         )
     ]
 
@@ -578,15 +581,13 @@ def _facts(part: dict[str, Any]) -> list[tuple[str, str]]:
 def _self_table(rows: list[dict[str, Any]]) -> Table:
     cells = tuple(
         (
-            Cell(fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(short_name(r["name"]), full=r["name"], code=True),
             Cell(fmt.count(r["count"])),
             Cell(fmt.duration(r["self_us"])),
             Cell(fmt.percent(r["self_share"])),
             Cell(fmt.duration(r["inclusive_us"])),
             Cell(fmt.duration(r["host_wait_self_us"])),
-            Cell(
-                fmt.short_name(r["caller"] or "—"), full=r["caller"] or "", code=bool(r["caller"])
-            ),
+            Cell(short_name(r["caller"] or "—"), full=r["caller"] or "", code=bool(r["caller"])),
         )
         for r in rows
     )
@@ -605,7 +606,7 @@ def _self_table(rows: list[dict[str, Any]]) -> Table:
 def _inclusive_table(rows: list[dict[str, Any]]) -> Table:
     cells = tuple(
         (
-            Cell(fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(short_name(r["name"]), full=r["name"], code=True),
             Cell(fmt.count(r["count"])),
             Cell(fmt.duration(r["inclusive_us"])),
             Cell(fmt.duration(r["self_us"])),
@@ -619,7 +620,7 @@ def _inclusive_table(rows: list[dict[str, Any]]) -> Table:
 def _callers_table(rows: list[dict[str, Any]]) -> Table:
     cells = tuple(
         (
-            Cell(fmt.short_name(r["frame"]), full=r["frame"], code=True),
+            Cell(short_name(r["frame"]), full=r["frame"], code=True),
             Cell(fmt.count(r["ops"])),
             Cell(fmt.duration(r["self_us"])),
             Cell(fmt.percent(r["share"])),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis.inputs import describe, missing_flags
+from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import API, KERNEL
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
             _flag(
                 "same-stream-overlap",
                 f"{line.overlap_count:,} GPU ops overlap their predecessor on the same stream "
-                f"({line.overlap_clipped_ns / 1000:,.1f} µs); busy time counts the overlap once "
+                f"({time_ns(line.overlap_clipped_ns)}); busy time counts the overlap once "
                 "(clipped), kernel time sums raw durations",
                 ["gpu_busy_us", "kernels"],
             )
@@ -87,7 +88,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
         flags.append(
             _flag(
                 "annotations-excluded",
-                f"{len(annotations):,} gpu_user_annotation spans ({total:,.1f} µs) lie over "
+                f"{len(annotations):,} gpu_user_annotation spans ({duration(total)}) lie over "
                 "kernels and were excluded from busy time",
                 ["gpu_busy_us"],
             )

@@ -25,7 +25,7 @@ from gpuscope.analysis._pattern_context import Context
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
-    from gpuscope.report._document import Section
+    from gpuscope.document.model import Section
 
 NAME = "patterns"
 
@@ -86,12 +86,32 @@ def to_dict(result: Result) -> dict[str, Any]:
 
 
 def findings(a: Analysis, result: Result) -> list[Finding]:
-    return [finding(d.id, d.severity, d.message, d.action, d.evidence) for d in result.found]
+    return [
+        finding(
+            d.id,
+            d.severity,
+            d.message,
+            d.action,
+            d.evidence,
+            impact_ns=d.time_ns,
+            cause=PATTERN_CAUSE.get(d.id),
+        )
+        for d in result.found
+    ]
+
+
+PATTERN_CAUSE = {
+    "foreach-optimizer": "fusion",
+    "unfused-norm": "fusion",
+    "channels-last": "layout",
+    "fp32-matmul": "precision",
+    "allreduce-staging": "copies",
+}
 
 
 def section(part: dict[str, Any]) -> Section:
-    from gpuscope.report import _format as fmt
-    from gpuscope.report._document import Cell, Section, Table, Text
+    from gpuscope.document import units as fmt
+    from gpuscope.document.model import Cell, Section, Table, Text
 
     rows = tuple(
         (

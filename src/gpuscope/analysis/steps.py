@@ -33,8 +33,8 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis.launch import STEP
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Cell, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, OP, Mask, Trace
 
 if TYPE_CHECKING:
@@ -415,7 +415,9 @@ def findings(a: Analysis, result: Steps) -> list[Finding]:
         "warmup_steps_left_out": result.warmup,
     }
     severity = "warning" if excess >= EXCESS_WARNING else "info"
-    return [finding("step-variance", severity, message, _variance_action(delta), evidence)]
+    above = sum(max(result.time(s) - spread["median"], 0.0) for s in steady)
+    return [finding("step-variance", severity, message, _variance_action(delta), evidence,
+                    impact_ns=above, cause="variance")]  # fmt: skip
 
 
 def _still_warming(times: list[int]) -> bool:

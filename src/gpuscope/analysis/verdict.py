@@ -24,6 +24,7 @@ import numpy as np
 from gpuscope.analysis.launch import LaunchStats
 from gpuscope.analysis.sync import SyncStats
 from gpuscope.analysis.timeline import Gap, Timeline
+from gpuscope.document.units import time_ns
 from gpuscope.trace.model import Trace
 
 GPU_BOUND_UTILIZATION = 0.80  # device busy over its active span
@@ -98,7 +99,7 @@ def verdict(
         return replace(base, reason=reason + _queue_note(queue, busy=True))
     if lone and gap is not None and outside is not None and outside >= GPU_BOUND_UTILIZATION:
         reason = (
-            f"the GPU is busy {outside:.1%} of its span outside one {gap.ns / 1e6:,.1f} ms idle "
+            f"the GPU is busy {outside:.1%} of its span outside one {time_ns(gap.ns)} idle "
             f"gap ({gap.ns / span:.0%} of the span; {utilization:.1%} including it): "
             f"{CAUSE_TEXT[gap.cause]}"
         )
@@ -158,7 +159,7 @@ def _queue_p50(launch: LaunchStats | None) -> int | None:
 def _queue_note(queue: int | None, busy: bool) -> str:
     if queue is None or queue < QUEUE_BACKED_UP_NS:
         return ""
-    wait = f"{queue / 1000:,.0f} µs"
+    wait = f"{time_ns(queue)}"
     if busy:
         return f"; launched kernels wait {wait} (p50) in the launch queue: the host runs ahead"
     return (

@@ -53,6 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no terminal report (files only)"
     )
+    parser.add_argument("--full", action="store_true",
+                        help="print every section in the terminal (default: a one-screen "
+                        "summary; --md / --html always hold every section)")  # fmt: skip
     parser.add_argument("--workers", type=int, metavar="N",
                         help="several traces: analyse them in N processes (1 per CPU)")  # fmt: skip
     parser.add_argument("--skip-bad", action="store_true",
@@ -184,6 +187,7 @@ def _emit(
 ) -> None:
     """`ranks`: the cross-rank report (docs/ranks.md), under "ranks" and as the first section;
     `failed`: inputs not read, recorded in every output."""
+    from gpuscope.analysis import layout
     from gpuscope.text import printable_data
 
     if args.json:
@@ -192,30 +196,30 @@ def _emit(
         return
     shown = printable_data(reports)  # every view: names with control characters escaped
     lead = _lead(printable_data(ranks), printable_data(failed or []))
+    full = layout.analysis_document(shown, lead)
     if args.md:
-        from gpuscope.report.markdown import render_markdown
+        from gpuscope.report import markdown
 
-        write_text(args.md, render_markdown(shown, lead))
+        write_text(args.md, markdown.render(full))
     if args.html:
-        from gpuscope.report.html import render_html
+        from gpuscope.report import html
 
-        write_text(args.html, render_html(shown, lead))
+        write_text(args.html, html.render(full))
     if not args.quiet:
         from rich.console import Console
 
-        from gpuscope.report.terminal import render_terminal
+        from gpuscope.report import terminal
 
-        console = Console(highlight=False)
-        if ranks is not None:
-            from gpuscope.ranks.command import render_job
+        terminal.render(full if args.full else _screen(shown, lead), Console(highlight=False))
 
-            render_job(shown, lead, console)
-            return
-        from gpuscope.report._rich import section
 
-        for part in lead:  # the inputs not read
-            console.print(section(part, console.width))
-        render_terminal(shown, console)
+def _screen(reports: list[dict[str, Any]], lead: list[Any]) -> Any:
+    """The terminal's default view: one trace's summary, or many traces' overview."""
+    from gpuscope.analysis import layout
+
+    if len(reports) == 1 and not lead:
+        return layout.summary_document(reports[0])
+    return layout.overview_document(reports, lead)
 
 
 def _timeline(args: argparse.Namespace, found: _Found, broken: bool) -> None:
@@ -236,7 +240,7 @@ def _lead(ranks: dict[str, Any] | None, failed: list[tuple[str, str]]) -> list[A
 
         lead.append(section(ranks))
     if failed:
-        from gpuscope.report._sections import failed_section
+        from gpuscope.analysis.layout import failed_section
 
         lead.append(failed_section(failed))
     return lead

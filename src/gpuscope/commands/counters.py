@@ -82,31 +82,26 @@ def _analyse(args: argparse.Namespace) -> int:
 
 
 def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
-    from gpuscope.counters.views import findings_section, section
+    from gpuscope.counters.views import counters_document
     from gpuscope.text import printable_data
 
     if args.json:
         write_json(args.json, report)
-    shown = printable_data(report)  # every view: names with control characters escaped
-    sections = [section(shown), findings_section(shown["findings"])]
-    title = "gpuscope counters"
+    doc = counters_document(printable_data(report))  # names with control characters escaped
     if args.md:
-        from gpuscope.report.markdown import render_sections
+        from gpuscope.report import markdown
 
-        write_text(args.md, render_sections(title, sections))
+        write_text(args.md, markdown.render(doc))
     if args.html:
-        from gpuscope.report.html import render_sections as html_sections
+        from gpuscope.report import html
 
-        subtitle = f"{', '.join(Path(p).name for p in shown['source']['paths'][:4])}"
-        write_text(args.html, html_sections(title, f"{subtitle} · {shown['schema']}", sections))
+        write_text(args.html, html.render(doc))
     if not args.quiet:
         from rich.console import Console
 
-        from gpuscope.report._rich import section as rich_section
+        from gpuscope.report import terminal
 
-        console = Console(highlight=False)
-        for part in sections:
-            console.print(rich_section(part, console.width))
+        terminal.render(doc, Console(highlight=False))
 
 
 def _plan(args: argparse.Namespace) -> int:

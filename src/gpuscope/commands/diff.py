@@ -72,18 +72,23 @@ def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
 
     if args.json:
         write_json(args.json, report)
+    if not (args.md or args.html or not args.quiet):
+        return
+    from gpuscope.diff.layout import diff_document
+
     shown = printable_data(report)  # every view: names with control characters escaped
     if args.md:
-        from gpuscope.report.diff import render_diff_markdown
+        from gpuscope.report import markdown
 
-        write_text(args.md, render_diff_markdown(shown))
+        write_text(args.md, markdown.render(diff_document(shown, brief=True), depth=2))
+    full = diff_document(shown)
     if args.html:
-        from gpuscope.report.diff import render_diff_html
+        from gpuscope.report import html
 
-        write_text(args.html, render_diff_html(shown))
+        write_text(args.html, html.render(full))
     if not args.quiet:
         from rich.console import Console
 
-        from gpuscope.report.diff import render_diff_terminal
+        from gpuscope.report import terminal
 
-        render_diff_terminal(shown, Console(highlight=False))
+        terminal.render(full, Console(highlight=False))

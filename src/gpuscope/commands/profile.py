@@ -75,18 +75,21 @@ def main(args: argparse.Namespace) -> int:
         **target.kwargs,
     )
     report = result.analysis.to_dict()
+    from gpuscope.analysis.layout import analysis_document
+
     if args.md:
-        from gpuscope.report.markdown import render_markdown
+        from gpuscope.report import markdown
 
-        write_text(args.md, render_markdown([printable_data(report)]))
+        write_text(args.md, markdown.render(analysis_document([printable_data(report)])))
     if args.html:
-        from gpuscope.report.html import render_html
+        from gpuscope.report import html
 
-        write_text(args.html, render_html([printable_data(report)]))
+        write_text(args.html, html.render(analysis_document([printable_data(report)])))
     if not args.quiet:
         from rich.console import Console
 
-        from gpuscope.report.terminal import render_terminal
+        from gpuscope.analysis.layout import summary_document
+        from gpuscope.report import terminal
 
         summary = result.to_dict()
         print(
@@ -97,7 +100,7 @@ def main(args: argparse.Namespace) -> int:
         for note in result.notes:
             print(f"note: {note}")
         print(result.table.read_text(encoding="utf-8"))
-        render_terminal([printable_data(report)], Console(highlight=False))
+        terminal.render(summary_document(printable_data(report)), Console(highlight=False))
     print(f"gpuscope: wrote {out}/ (trace.json.gz, key_averages.txt, analysis.json, profile.json)",
           file=sys.stderr)  # fmt: skip
     return 0

@@ -16,7 +16,7 @@ from gpuscope.errors import InputError
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
-    from gpuscope.report._document import Section
+    from gpuscope.document.model import Section
 
 NAME = "counters"
 

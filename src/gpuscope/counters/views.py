@@ -6,17 +6,38 @@ Views never compute: everything drawn here is a number the report holds, formatt
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Bar, Block, Cell, Facts, Note, Section, Table, Text
-from gpuscope.report._evidence import evidence_blocks
-from gpuscope.report._roofline import Dot, Roof, RooflineChart
+from gpuscope.analysis.layout import finding_section
+from gpuscope.document import units as fmt
+from gpuscope.document.model import (
+    Bar,
+    Block,
+    Cell,
+    Document,
+    Dot,
+    Facts,
+    Note,
+    Roof,
+    RooflineChart,
+    Section,
+    Table,
+    Text,
+)
+from gpuscope.document.names import short_name
 
 DETAILED = 5  # kernels shown with every metric
 LISTED = 25  # kernels in the summary table
-SEVERITY_LEVEL = {"info": "info", "warning": "warning", "critical": "critical"}
 Part = Mapping[str, Any]
+
+
+def counters_document(report: Part) -> Document:
+    """The counters report (schema `gpuscope.counters/1`) as a document for every renderer."""
+    paths = ", ".join(PurePath(str(p)).name for p in report["source"]["paths"][:4])
+    sections = (section(report), findings_section(report["findings"]))
+    footer = f"schema {report['schema']} · gpuscope {report.get('gpuscope_version', '?')}"
+    return Document("gpuscope counters", sections, paths, footer)
 
 
 def section(part: Part) -> Section:
@@ -34,7 +55,7 @@ def section(part: Part) -> Section:
 def findings_section(findings: list[Mapping[str, Any]]) -> Section:
     if not findings:
         return Section("Findings", (Text("No rule fired on these counters."),))
-    return Section(f"Findings ({len(findings)})", tuple(_finding(f) for f in findings))
+    return Section(f"Findings ({len(findings)})", tuple(finding_section(f) for f in findings))
 
 
 def value_text(unit: str, value: float | None) -> str:
@@ -46,7 +67,7 @@ def value_text(unit: str, value: float | None) -> str:
     if unit == "B":
         return fmt.nbytes(value)
     if unit in ("FLOP", "OP", "FLOP/s", "B/s"):
-        return _si(value, unit)
+        return fmt.rate(value, unit)
     if unit == "FLOP/B":
         return f"{value:.3g} FLOP/B"
     return f"{fmt.count(value)} {unit}"
@@ -63,7 +84,7 @@ def roofline_chart(part: Part) -> RooflineChart | None:
     ]
     keys = sorted({k["roofline"]["precision"] for _, k in placed if k["roofline"]["precision"]})
     tflops = roofs_part.get("tflops", {})
-    roofs = tuple(Roof(f"{key} {_si(tflops[key] * 1e12, 'FLOP/s')}", tflops[key] * 1e12)
+    roofs = tuple(Roof(f"{key} {fmt.rate(tflops[key] * 1e12, 'FLOP/s')}", tflops[key] * 1e12)
                   for key in keys if tflops.get(key))  # fmt: skip
     if not placed or not roofs or bandwidth <= 0:
         return None
@@ -74,14 +95,14 @@ def roofline_chart(part: Part) -> RooflineChart | None:
         for i, k in placed
     )  # fmt: skip
     title = f"Roofline ({roofs_part.get('kind', '')} roofs: {roofs_part.get('label', '')})"
-    return RooflineChart(title, bars, bandwidth, f"{_si(bandwidth, 'B/s')} DRAM", roofs, dots)
+    return RooflineChart(title, bars, bandwidth, f"{fmt.rate(bandwidth, 'B/s')} DRAM", roofs, dots)
 
 
 def _dot(index: int, k: Mapping[str, Any]) -> Dot:
     point = k["roofline"]
     full = (
         f"#{index + 1} {k['name']}: {point['intensity']:.3g} FLOP/B, "
-        f"{_si(point['flops_rate'], 'FLOP/s')}, {point.get('bound') or 'bound unknown'}"
+        f"{fmt.rate(point['flops_rate'], 'FLOP/s')}, {point.get('bound') or 'bound unknown'}"
         f" at {fmt.percent(point.get('fraction'))} of its roof"
     )
     return Dot(
@@ -126,7 +147,7 @@ def _kernel_table(part: Part) -> Table:
         occ = k.get("occupancy") or {}
         rows.append((
             Cell(f"{i + 1}"),
-            Cell(fmt.short_name(k["name"], 60), k["name"], code=True),
+            Cell(short_name(k["name"], 60), k["name"], code=True, name=True),
             Cell(fmt.count(k["dispatches"])),
             Cell(fmt.duration(k.get("time_us"))),
             Cell(fmt.percent(k.get("share"))),
@@ -168,7 +189,7 @@ def _kernel_section(part: Part, index: int, k: Mapping[str, Any]) -> Section:
     if missing:
         caption = "not computed (never shown as 0)"
         blocks.append(Table(("why", "unavailable metrics"), missing, (), caption))
-    return Section(f"#{index + 1} {fmt.short_name(k['name'], 70)}", tuple(blocks))
+    return Section(f"#{index + 1} {short_name(k['name'], 70)}", tuple(blocks))
 
 
 def _shorter(reason: str, names: int = 4) -> str:
@@ -180,18 +201,3 @@ def _shorter(reason: str, names: int = 4) -> str:
     items = listed.split(", ")
     short = ", ".join(items[:names]) + (f" … (+{len(items) - names})" if len(items) > names else "")
     return head + sep + short + (paren + tail if paren else "")
-
-
-def _finding(finding: Mapping[str, Any]) -> Section:
-    severity = str(finding["severity"])
-    blocks: list[Block] = [Text(str(finding["message"])), Text(str(finding["action"]), "Action")]
-    blocks += evidence_blocks(finding.get("evidence", {}))
-    level = SEVERITY_LEVEL.get(severity, "info")
-    return Section(str(finding["id"]), tuple(blocks), badge=severity, level=level)  # type: ignore[arg-type]
-
-
-def _si(value: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"

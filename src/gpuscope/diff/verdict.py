@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.diff.significance import ALPHA, MIN_SAMPLES
-from gpuscope.report import _format as fmt
+from gpuscope.document import units as fmt
 
 if TYPE_CHECKING:
     from gpuscope.diff.compare import Diff

@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from gpuscope.document.units import duration
 from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.configs import Config
 from gpuscope.libperf.output import SCHEMA, PerfRow, kind
@@ -168,13 +169,7 @@ def to_json(report: dict[str, Any]) -> str:
 
 
 def _us(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value >= 1e6:
-        return f"{value / 1e6:,.2f} s"
-    if value >= 1e3:
-        return f"{value / 1e3:,.2f} ms"
-    return f"{value:.2f} µs"
+    return duration(value)
 
 
 def _pct(value: float | None) -> str:

@@ -9,8 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console
-
 
 def analyze_sources(
     sources: Sequence[Any], args: argparse.Namespace
@@ -25,18 +23,3 @@ def analyze_sources(
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return result.reports, result.ranks, result.failed
-
-
-def render_job(reports: list[dict[str, Any]], lead: Sequence[Any], console: Console) -> None:
-    """The terminal view of a job: the cross-rank section and one line per rank; the per-rank
-    reports are long, so they go to --json / --md / --html."""
-    from gpuscope.report._rich import section
-    from gpuscope.report.terminal import combined_table
-
-    for part in lead:
-        console.print(section(part, console.width))
-    console.print(combined_table(reports))
-    console.print(
-        f"{len(reports)} per-rank reports: write them with --md / --html / --json "
-        "(or analyze one rank's trace)"
-    )

@@ -12,6 +12,7 @@ import numpy as np
 from gpuscope.analysis._comm_findings import label
 from gpuscope.analysis._comm_names import KINDS
 from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.document.units import time_ns
 
 if TYPE_CHECKING:
     from gpuscope.ranks.job import Job
@@ -41,10 +42,6 @@ def findings(job: Job) -> list[Finding]:
     return [f for f in found if f is not None]
 
 
-def _t(ns: float) -> str:
-    return f"{ns / 1000:,.1f} µs" if abs(ns) < 1_000_000 else f"{ns / 1e6:,.2f} ms"
-
-
 def _step_time(job: Job, r: int) -> int:
     """A rank's time in the matched steps, else its GPU span."""
     if len(job.steps):
@@ -69,8 +66,8 @@ def straggler(job: Job) -> Finding | None:
     cause, cause_evidence = _cause(job, r)
     message = (
         f"rank {rid} arrives last at {waits.last[r]} of the {waits.collectives[r]} collectives "
-        f"matched across ranks (named at ≥ {threshold:.0%}), {_t(late)} after the next latest "
-        f"rank on average; the other ranks wait {_t(waits.caused_ns[r])} for it in total "
+        f"matched across ranks (named at ≥ {threshold:.0%}), {time_ns(late)} after the next latest "
+        f"rank on average; the other ranks wait {time_ns(waits.caused_ns[r])} for it in total "
         f"({wait_share:.1%} of their {'step time' if len(job.steps) else 'GPU span'}, warning "
         f"at ≥ {WAIT_WARNING:.0%}). {cause}"
     )
@@ -90,7 +87,8 @@ def straggler(job: Job) -> Finding | None:
         **cause_evidence,
     }
     severity = "warning" if wait_share >= WAIT_WARNING else "info"
-    return finding("rank-straggler", severity, message, action, evidence)
+    return finding("rank-straggler", severity, message, action, evidence,
+                   impact_ns=float(waits.caused_ns[r]), cause="imbalance")  # fmt: skip
 
 
 def _cause(job: Job, r: int) -> tuple[str, dict[str, Any]]:
@@ -112,11 +110,12 @@ def _cause(job: Job, r: int) -> tuple[str, dict[str, Any]]:
     if more >= CAUSE_SHARE and more * compute[r] >= idler * wall[r]:
         text = (
             f"Its GPU computes {more:.0%} longer per step than the other ranks' mean "
-            f"({_t(compute[r])} against {_t(c_other)}): it has more work, or slower kernels."
+            f"({time_ns(compute[r])} against {time_ns(c_other)}): it has more work, or slower "
+            "kernels."
         )
     elif idler >= CAUSE_SHARE:
         text = (
-            f"Its GPU idles {_t(idle[r] - i_other)} longer per step than the others' "
+            f"Its GPU idles {time_ns(idle[r] - i_other)} longer per step than the others' "
             f"({idler:.0%} of its step): its host holds it back (data loading, Python, "
             "synchronisation; see the gaps in its own report)."
         )
@@ -178,8 +177,8 @@ def _slow_finding(job: Job, metric: str, r: int, ratio: np.ndarray, others: np.n
     cause, cause_evidence = _cause(job, r) if metric == "working" else ("", {})
     message = (
         f"rank {rid} is {ratio.mean():.0%} slower in {every} ({len(steps)} steps; named at "
-        f"≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of them): {what} {_t(mine)} per step "
-        f"against {_t(others.mean())} on the other ranks' mean, and the collectives wait for "
+        f"≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of them): {what} {time_ns(mine)} per step "
+        f"against {time_ns(others.mean())} on the other ranks' mean, and the collectives wait for "
         f"it. {cause}"
     ).rstrip()
     action = (
@@ -195,7 +194,7 @@ def _slow_finding(job: Job, metric: str, r: int, ratio: np.ndarray, others: np.n
         "others_per_step_us": us(others.mean()),
         **cause_evidence,
     }
-    return finding("rank-slow-steps", "warning", message, action, evidence)
+    return finding("rank-slow-steps", "warning", message, action, evidence, cause="imbalance")
 
 
 def imbalance(job: Job) -> Finding | None:
@@ -212,7 +211,7 @@ def imbalance(job: Job) -> Finding | None:
     r = int(np.argmax(compute))
     message = (
         f"compute is imbalanced across the {len(job.ranks)} ranks: rank {job.rank_ids[r]} "
-        f"computes {share:.0%} more than the mean ({_t(compute[r])} against {_t(mean)}; "
+        f"computes {share:.0%} more than the mean ({time_ns(compute[r])} against {time_ns(mean)}; "
         f"warning at ≥ {IMBALANCE_WARNING:.0%}, reported at ≥ {IMBALANCE_INFO:.0%}); each "
         "synchronising collective waits for the busiest rank"
     )
@@ -226,7 +225,8 @@ def imbalance(job: Job) -> Finding | None:
         "compute_us": [us(v) for v in compute],
     }
     severity = "warning" if share >= IMBALANCE_WARNING else "info"
-    return finding("load-imbalance", severity, message, action, evidence)
+    return finding("load-imbalance", severity, message, action, evidence,
+                   impact_ns=float(compute.max() - mean), cause="imbalance")  # fmt: skip
 
 
 def exposed(job: Job) -> Finding | None:
@@ -242,8 +242,8 @@ def exposed(job: Job) -> Finding | None:
     )
     if waited:
         message += (
-            f"; up to {_t(waited / len(job.ranks))} of it per rank is waiting for a later rank "
-            "(see rank-straggler)"
+            f"; up to {time_ns(waited / len(job.ranks))} of it per rank is waiting for a later "
+            "rank (see rank-straggler)"
         )
     evidence = {
         "exposed_share": round(share, 4),
@@ -251,7 +251,8 @@ def exposed(job: Job) -> Finding | None:
         "waiting_in_exposed_us_per_rank": us(waited / len(job.ranks)),
     }
     severity = "warning" if share >= EXPOSED_WARNING else "info"
-    return finding("exposed-communication", severity, message, _overlap_action(kind), evidence)
+    return finding("exposed-communication", severity, message, _overlap_action(kind), evidence,
+                   cause="communication")  # fmt: skip
 
 
 def _exposed_shares(job: Job) -> tuple[float | None, dict[int, float], str]:

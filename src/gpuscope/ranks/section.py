@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Block, Cell, Facts, Section, Table, Text
-from gpuscope.report._sections import SEVERITY_LEVEL
+from gpuscope.analysis.layout import SEVERITY_LEVEL
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Block, Cell, Facts, Section, Table, Text
 
 Part = Mapping[str, Any]
 STEP_MATRIX_RANKS = 16  # the per-step × per-rank table only up to this many ranks

@@ -1,8 +1,7 @@
-"""Renderers: views of the analysis dict (schema `gpuscope.analysis/1`); they never compute.
+"""Renderers: draw any `gpuscope.document.model.Document`; they never compute and never know
+which analysis made the document.
 
-- `gpuscope.report.markdown.render_markdown(reports) -> str` — GitHub-flavoured Markdown;
-- `gpuscope.report.html.render_html(reports) -> str` — one self-contained, offline HTML page.
-
-Both take a list of dicts (one per trace; several give a comparison table first) and lay out the
-same document (`_build.document`), so they always show the same numbers.
+- `gpuscope.report.terminal.render(doc, console)` — rich, for a terminal (80 columns and up);
+- `gpuscope.report.markdown.render(doc) -> str` — GitHub-flavoured Markdown;
+- `gpuscope.report.html.render(doc) -> str` — one self-contained, offline HTML page.
 """

@@ -1,46 +1,19 @@
-"""A roofline chart as inline SVG: log-log FLOP/s over arithmetic intensity, the bandwidth roof
-rising to each compute roof, one numbered dot per kernel (hover: its name and numbers).
-
-`RooflineChart` is a `Chart` whose bars are the kernels' fractions of their roof, so views that
-draw no SVG (Markdown, terminal) skip it like any chart; the HTML view draws `roofline_svg`.
-"""
+"""A roofline chart (`document.model.RooflineChart`) as inline SVG: log-log FLOP/s over
+arithmetic intensity, the bandwidth roof rising to each compute roof, one numbered dot per kernel
+(hover: its name and numbers)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from gpuscope.report._document import Chart
+from gpuscope.document.model import Dot, RooflineChart
 
 WIDTH, HEIGHT = 960, 430
 LEFT, RIGHT, TOP, BOTTOM = 78, 150, 44, 46
 COLOURS = {"memory": "#1f77b4", "compute": "#d62728"}
 OTHER = "#7f7f7f"
-
-
-@dataclass(frozen=True)
-class Roof:
-    label: str
-    flops: float  # FLOP/s
-
-
-@dataclass(frozen=True)
-class Dot:
-    label: str  # short, drawn next to the dot
-    full: str  # hover text
-    intensity: float  # FLOP/B
-    rate: float  # FLOP/s
-    bound: str  # "memory", "compute" or ""
-
-
-@dataclass(frozen=True)
-class RooflineChart(Chart):
-    bandwidth: float = 0.0  # B/s
-    bandwidth_label: str = ""
-    roofs: tuple[Roof, ...] = ()
-    dots: tuple[Dot, ...] = ()
 
 
 def roofline_svg(chart: RooflineChart) -> Markup:

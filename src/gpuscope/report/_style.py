@@ -8,7 +8,8 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--soft); color: var(--fg);
   font: 14px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
-header, main { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
+header, main, footer { max-width: 1200px; margin: 0 auto; padding: 0 24px; }
+footer { color: var(--muted); font-size: 12px; padding-bottom: 24px; }
 header { padding-top: 24px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 header p { color: var(--muted); margin: 0 0 16px; }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from gpuscope.report._document import Bar, Chart
+from gpuscope.document.model import Bar, Chart
 
 WIDTH = 960
 LABEL_WIDTH = 380

@@ -1,8 +1,8 @@
-"""One self-contained HTML file for analysis dicts (what `gpuscope analyze --html FILE` writes).
+"""One self-contained HTML page of any document (what `--html FILE` writes).
 
-    >>> import gpuscope
-    >>> from gpuscope.report.html import render_html
-    >>> page = render_html([gpuscope.analyze("trace.json.gz").to_dict()])  # doctest: +SKIP
+    >>> from gpuscope.analysis.layout import analysis_document
+    >>> from gpuscope.report import html
+    >>> page = html.render(analysis_document([analysis.to_dict()]))  # doctest: +SKIP
 
 No scripts and no external resources: styles are inline, plots are inline SVG. Markup is built
 with `markupsafe.Markup`, so every string from the trace is escaped unless it is markup we made.
@@ -10,15 +10,24 @@ with `markupsafe.Markup`, so every string from the trace is escaped unless it is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import PurePath
 from typing import Any
 
 from markupsafe import Markup
 
-from gpuscope.report._build import document
-from gpuscope.report._document import Block, Cell, Chart, Facts, Names, Note, Section, Table, Text
-from gpuscope.report._roofline import RooflineChart, roofline_svg
+from gpuscope.document.model import (
+    Block,
+    Cell,
+    Chart,
+    Document,
+    Facts,
+    Names,
+    Note,
+    RooflineChart,
+    Section,
+    Table,
+    Text,
+)
+from gpuscope.report._roofline import roofline_svg
 from gpuscope.report._style import CSS
 from gpuscope.report._svg import bar_chart
 
@@ -26,31 +35,21 @@ PAGE = Markup(
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
     "<title>{title}</title>\n<style>{css}</style>\n</head>\n<body>\n"
-    "<header><h1>gpuscope analysis</h1><p>{subtitle}</p></header>\n"
-    "<main>\n{body}\n</main>\n</body>\n</html>\n"
+    "<header><h1>{heading}</h1><p>{subtitle}</p></header>\n"
+    "<main>\n{body}\n</main>\n{footer}</body>\n</html>\n"
 )
 
 
-def render_html(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()) -> str:
-    """The whole page: `lead` sections, a comparison table when several traces, then one
-    section each."""
-    sections = document(reports, lead)
-    names = [PurePath(str(r["source"]["path"])).name for r in reports]
-    subtitle = f"{len(reports)} traces: {', '.join(names)}" if len(reports) > 1 else names[0]
-    body = Markup("\n").join(_section(s, depth=2) for s in sections)
+def render(doc: Document) -> str:
+    """The document as one self-contained page (inline styles and SVG, no scripts)."""
+    body = Markup("\n").join(_section(s, depth=2) for s in doc.sections)
+    footer = _el("footer", doc.footer) + Markup("\n") if doc.footer else Markup("")
+    title = f"{doc.title} — {doc.subtitle}" if doc.subtitle else doc.title
     page = PAGE.format(
-        title=f"gpuscope analysis — {subtitle}",
-        css=Markup(CSS),
-        subtitle=f"{subtitle} · schema {reports[0]['schema']}",
-        body=body,
-    )
+        title=title, css=Markup(CSS), heading=doc.title, subtitle=doc.subtitle, body=body,
+        footer=footer,
+    )  # fmt: skip
     return str(page)
-
-
-def render_sections(title: str, subtitle: str, sections: Sequence[Section]) -> str:
-    """A page of document sections that are not an analysis (e.g. `gpuscope counters`)."""
-    body = Markup("\n").join(_section(s, depth=2) for s in sections)
-    return str(PAGE.format(title=title, css=Markup(CSS), subtitle=subtitle, body=body))
 
 
 def _el(tag: str, content: Any = "", cls: str = "", **attrs: str) -> Markup:

@@ -1,8 +1,8 @@
-"""GitHub-flavoured Markdown view of analysis dicts (what `gpuscope analyze --md FILE` writes).
+"""GitHub-flavoured Markdown of any document (what `--md FILE` writes).
 
-    >>> import gpuscope
-    >>> from gpuscope.report.markdown import render_markdown
-    >>> text = render_markdown([gpuscope.analyze("trace.json.gz").to_dict()])  # doctest: +SKIP
+    >>> from gpuscope.analysis.layout import analysis_document
+    >>> from gpuscope.report import markdown
+    >>> text = markdown.render(analysis_document([analysis.to_dict()]))  # doctest: +SKIP
 
 Text from the trace is escaped: `|`, `*`, `<`, `>` in plain text; names go in code spans sized to
 hold any backticks they contain. Charts are left out (the tables beside them hold the same data).
@@ -11,14 +11,13 @@ hold any backticks they contain. Charts are left out (the tables beside them hol
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator
 
-from gpuscope.report._build import document
-from gpuscope.report._document import (
+from gpuscope.document.model import (
     Block,
     Cell,
     Chart,
+    Document,
     Facts,
     Level,
     Names,
@@ -35,20 +34,15 @@ _LINE_START = re.compile(r"^([>#+-])")
 _BACKTICKS = re.compile(r"`+")
 
 
-def render_markdown(reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()) -> str:
-    """One Markdown document: `lead` sections, a comparison table when several, then one
-    section per trace."""
-    lines = ["# gpuscope analysis", ""]
-    for section in document(reports, lead):
-        lines += _section(section, depth=2)
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def render_sections(title: str, sections: Sequence[Section]) -> str:
-    """Document sections that are not an analysis (e.g. `gpuscope counters`) as Markdown."""
-    lines = [f"# {text(title)}", ""]
-    for section in sections:
-        lines += _section(section, depth=2)
+def render(doc: Document, depth: int = 1) -> str:
+    """The document as Markdown; its title a heading of `depth` (1: `#`), sections one deeper."""
+    lines = [f"{'#' * depth} {text(doc.title)}", ""]
+    if doc.subtitle:
+        lines += [text(doc.subtitle), ""]
+    for section in doc.sections:
+        lines += _section(section, depth=depth + 1)
+    if doc.footer:
+        lines += [f"<sub>{text(doc.footer)}</sub>", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

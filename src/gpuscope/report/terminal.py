@@ -1,4 +1,10 @@
-"""The terminal view of analysis reports (rich). A view of the report dicts: it computes nothing."""
+"""Any document drawn for a terminal with rich: one line per fact where it fits, tables without
+frames, kernel names on one line (shortened from the middle to the column they get, unique among
+the rows). It lays nothing out itself: the document decides what is shown and in which order.
+
+    >>> from rich.console import Console
+    >>> render(analysis_document([report]), Console())          # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
@@ -6,299 +12,163 @@ from typing import Any
 
 from rich import box
 from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from rich.rule import Rule
+from rich.table import Table as RichTable
+from rich.text import Text as RichText
 
-from gpuscope.report._format import short_name
-from gpuscope.report._rich import section as rich_section
-from gpuscope.report._sections import extra_sections
-from gpuscope.report._timeline import largest_gap_text
+from gpuscope.document.model import (
+    Block,
+    Chart,
+    Document,
+    Facts,
+    Names,
+    Note,
+    Section,
+    Table,
+    Text,
+)
+from gpuscope.document.names import fit, short_names
 
-_SEVERITY_STYLE = {"warning": "bold yellow", "critical": "bold red", "info": "cyan"}
-_VERDICT_STYLE = {
-    "gpu-bound": "bold green",
-    "cpu-bound": "bold yellow",
-    "sync-bound": "bold red",
-    "dependency-bound": "bold yellow",
-    "underutilized": "bold yellow",
-    "no-gpu-activity": "bold",
-    "unknown": "bold",
-}
-
-
-def fmt_us(value: float | None) -> str:
-    """µs with a unit that keeps 3–4 significant digits; "—" where the source has no time."""
-    if value is None:
-        return "—"
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:,.3f} s"
-    if value >= 1_000:
-        return f"{value / 1_000:,.3f} ms"
-    return f"{value:,.3f} µs" if value < 10 else f"{value:,.1f} µs"
+LEVEL_STYLE = {"ok": "green", "info": "cyan", "warning": "yellow", "critical": "bold red"}
+MARK = {"ok": "✓", "info": "·", "warning": "!", "critical": "✖"}
+TEXT_MIN = 16  # a text column narrower than this is unreadable
+NAME_MIN = 30  # nor a column of kernel names narrower than this
+GAP = 3  # between two columns: padding, rule, padding
 
 
-def pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f} %"
+def render(doc: Document, console: Console) -> None:
+    """Print the document: its title and subtitle, then each section."""
+    head = RichText(doc.title, style="bold")
+    if doc.subtitle:
+        head.append(f"  {doc.subtitle}", style="dim")
+    console.print(head)
+    for part in doc.sections:
+        console.print(section(part, console.width))
+    if doc.footer:
+        console.print(RichText(doc.footer, style="dim"))
 
 
-def short(name: str, width: int = 90) -> str:
-    """A kernel name that fits `width` and still tells kernels apart: no `void `, no argument
-    list or namespaces inside template arguments, the middle elided (head and tail kept)."""
-    return short_name(name, max(width, 24))
+def section(part: Section, width: int, depth: int = 0) -> Group:
+    """A section: a rule with its title at the top level, a bold line below it."""
+    title = RichText(part.title, style="bold")
+    if part.badge:
+        title.append(f"  {part.badge}", style=LEVEL_STYLE.get(part.level, ""))
+    head: Any = Rule(title, align="left", style="blue") if depth == 0 else title
+    drawn = [_block(b, width, depth + 1) for b in part.blocks]
+    return Group(head, *(d for d in drawn if d is not None))
 
 
-def render_terminal(reports: list[dict[str, Any]], console: Console) -> None:
-    for report in reports:
-        console.print(_report(report, console.width))
-    if len(reports) > 1:
-        console.print(combined_table(reports))
+def _block(block: Block, width: int, depth: int) -> Any:
+    if isinstance(block, Section):
+        return section(block, width, depth)
+    if isinstance(block, Chart):
+        return None  # the table beside every chart holds the same numbers
+    if isinstance(block, Facts):
+        return _facts(block)
+    if isinstance(block, Table):
+        return _table(block, width)
+    if isinstance(block, Names):
+        shown = short_names([c.full or c.text for c in block.items], width - 4)
+        return RichText("\n".join(f"  {name}" for name in shown))
+    if isinstance(block, Note):
+        text = RichText(f"{MARK[block.level]} {block.title}: ", style=LEVEL_STYLE[block.level])
+        text.append(block.text)
+        return text
+    if isinstance(block, Text):
+        text = RichText(f"{block.label}: " if block.label else "", style="bold")
+        text.append(block.text)
+        return text
+    return None
 
 
-def combined_table(reports: list[dict[str, Any]]) -> Table:
-    table = Table(title="All traces", box=box.SIMPLE_HEAVY)
-    for column in (
-        "trace",
-        "kernels",
-        "kernel time",
-        "GPU busy",
-        "util",
-        "GEMM",
-        "verdict",
-        "findings",
-    ):
-        table.add_column(column, justify="left" if column in ("trace", "verdict") else "right")
-    for r in reports:
-        table.add_row(
-            Text(r["source"]["path"]),
-            f"{r['kernels']['count']:,}",
-            fmt_us(r["kernels"]["time_us"]),
-            fmt_us(r["gpu_busy_us"]),
-            pct(r["utilization"]),
-            pct(r["gemm_share"]),
-            Text(r["verdict"]["bound"], style=_VERDICT_STYLE.get(r["verdict"]["bound"], "")),
-            str(len(r["findings"])),
-        )
+def _facts(block: Facts) -> RichTable:
+    table = RichTable(box=None, show_header=False, title=block.caption or None, pad_edge=False)
+    table.title_justify = "left"
+    table.add_column("what", style="dim", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for label, value in block.items:
+        table.add_row(label, RichText(value))
     return table
 
 
-def _report(r: dict[str, Any], width: int) -> Panel:
-    parts: list[Any] = [_headline(r), _verdict(r)]
-    if r["integrity"]:
-        parts.append(_integrity(r["integrity"]))
-    if r["findings"]:
-        parts.append(_findings(r["findings"]))
-    if r["kernels"]["count"]:
-        parts += [_categories(r), _top(r, width)]
-    if r["gaps"]:
-        parts.append(_timeline(r))
-    if r["launch"]:
-        parts.append(_launch(r))
-    if r["memcpy"]["count"]:
-        parts.append(_copies(r))
-    if r["sync"] and r["sync"]["count"]:
-        parts.append(_sync(r))
-    if r.get("regions"):
-        parts.append(_regions(r, width))
-    parts += [rich_section(s, width) for s in extra_sections(r)]
-    source = r["source"]
-    devices = ", ".join(d["name"] or f"device {d['id']}" for d in source["devices"]) or "?"
-    title = Text(f"{source['path']}  ·  {source['vendor']}  ·  {devices}")
-    return Panel(Group(*parts), title=title, title_align="left", border_style="blue")
-
-
-def _headline(r: dict[str, Any]) -> Table:
-    table = Table.grid(padding=(0, 3))
-    for _ in range(4):
-        table.add_column()
-    k = r["kernels"]
-    m = r["memcpy"]
-    table.add_row(
-        f"kernels [bold]{k['count']:,}[/]",
-        f"kernel time [bold]{fmt_us(k['time_us'])}[/]",
-        f"GPU busy [bold]{fmt_us(r['gpu_busy_us'])}[/] of {fmt_us(r['span_us'])}",
-        f"utilization [bold]{pct(r['utilization'])}[/]",
-    )
-    table.add_row(
-        f"memcpy {m['count']:,} ({fmt_us(m['time_us'])})",
-        f"GEMM share [bold]{pct(r['gemm_share'])}[/] (target < 60 %)",
-        f"idle {fmt_us(r['idle_us'])}",
-        f"window {fmt_us(r['window_us'])}",
-    )
+def _table(block: Table, width: int) -> RichTable:
+    numeric = block.numeric + (False,) * (len(block.headers) - len(block.numeric))
+    shown = _fitting_columns(block, numeric, width)
+    dropped = [block.headers[i] for i in range(len(block.headers)) if i not in shown]
+    caption = block.caption + (f" (too narrow for: {', '.join(dropped)})" if dropped else "")
+    table = RichTable(
+        box=box.SIMPLE_HEAD, title=caption.strip() or None, title_justify="left",
+        show_edge=False, pad_edge=False, title_style="italic",
+    )  # fmt: skip
+    names = _name_columns(block)
+    name_width = _name_width(block, numeric, shown, names, width)
+    for i in shown:
+        right = numeric[i]
+        table.add_column(
+            block.headers[i], justify="right" if right else "left",
+            no_wrap=right or i in names, overflow="fold",
+        )  # fmt: skip
+    columns = {i: _column_text(block, i, name_width) for i in shown}
+    for r in range(len(block.rows)):
+        table.add_row(*(RichText(columns[i][r]) for i in shown))
     return table
 
 
-def _verdict(r: dict[str, Any]) -> Text:
-    v = r["verdict"]
-    text = Text("\nverdict: ")
-    text.append(v["bound"].upper(), style=_VERDICT_STYLE.get(v["bound"], ""))
-    text.append(f" — {v['reason']}")
-    return text
+def _name_columns(block: Table) -> set[int]:
+    return {i for row in block.rows for i, c in enumerate(row) if c.code}
 
 
-def _integrity(flags: list[dict[str, Any]]) -> Table:
-    table = Table(
-        title="integrity: numbers to read with care", box=box.SIMPLE, title_justify="left"
-    )
-    table.add_column("flag", style="magenta")
-    table.add_column("what it means")
-    for flag in flags:
-        table.add_row(flag["id"], Text(flag["message"]))
-    return table
+def _column_text(block: Table, i: int, name_width: int) -> list[str]:
+    """The column's cells; names re-shortened to the width they get, unique among the rows."""
+    cells = [row[i] if i < len(row) else None for row in block.rows]
+    if not any(c is not None and c.code for c in cells):
+        return [c.text if c is not None else "" for c in cells]
+    full = [(c.full or c.text) if c is not None else "" for c in cells]
+    if any(c is not None and c.name for c in cells):
+        return short_names(full, name_width)  # C++ names, shortened where they tell apart
+    texts = [fit(c.text, name_width) if c is not None else "" for c in cells]
+    owners: dict[str, set[str]] = {}
+    for text, whole in zip(texts, full, strict=True):
+        owners.setdefault(text, set()).add(whole)
+    alike = [i for i, t in enumerate(texts) if len(owners[t]) > 1]
+    for i, shown in zip(alike, short_names([full[i] for i in alike], name_width), strict=True):
+        texts[i] = shown  # rows that read alike: their full texts, shortened apart
+    return texts
 
 
-def _findings(findings: list[dict[str, Any]]) -> Table:
-    table = Table(title="findings", box=box.SIMPLE, title_justify="left", show_lines=True)
-    table.add_column("severity")
-    table.add_column("finding")
-    for f in findings:
-        body = Text(f["message"], style="bold")
-        body.append(f"\n→ {f['action']}", style="")
-        table.add_row(Text(f["severity"], style=_SEVERITY_STYLE.get(f["severity"], "")), body)
-    return table
+def _natural(block: Table, i: int) -> int:
+    words = [len(w) for w in block.headers[i].split()] or [0]
+    return max([*words, *(len(r[i].text) for r in block.rows if i < len(r))])
 
 
-def _categories(r: dict[str, Any]) -> Table:
-    table = Table(title="time by category", box=box.SIMPLE, title_justify="left")
-    for column in ("category", "count", "time", "share"):
-        table.add_column(column, justify="left" if column == "category" else "right")
-    for name, c in r["categories"].items():
-        if c["count"]:
-            table.add_row(name, f"{c['count']:,}", fmt_us(c["time_us"]), pct(c["share"]))
-    table.caption = f"unclassified: {pct(r['unclassified_share'])}"
-    return table
+def _name_width(
+    block: Table, numeric: tuple[bool, ...], shown: list[int], names: set[int], width: int
+) -> int:
+    """What a name column gets: the width left by the others (numbers unwrapped)."""
+    drawn_names = [i for i in shown if i in names]
+    if not drawn_names:
+        return width
+    others = sum(_natural(block, i) for i in shown if i not in names)
+    spare = width - others - GAP * (len(shown) - 1)
+    longest = max(len(c.full or c.text) for r in block.rows for c in r if c.code)
+    return max(NAME_MIN, min(longest, spare // len(drawn_names)))
 
 
-def _top(r: dict[str, Any], width: int) -> Table:
-    timed = r["kernels"]["time_us"] is not None
-    title = "top kernels by total time" if timed else "top kernels by dispatches (no durations)"
-    table = Table(title=title, box=box.SIMPLE, title_justify="left")
-    # the numbers keep their width (≈ 62 columns with borders); the name gets the rest and
-    # wraps onto a second line rather than losing the part that tells kernels apart
-    name_width = max(24, width - 66)
-    table.add_column("kernel", overflow="fold", max_width=name_width)
-    for column in ("category", "count", "total", "mean", "share"):
-        table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
-    for k in r["top_kernels"]:
-        table.add_row(
-            Text(short(k["name"], 2 * name_width)),
-            k["category"],
-            f"{k['count']:,}",
-            fmt_us(k["total_us"]),
-            fmt_us(k["mean_us"]),
-            pct(k["share"]),
-        )
-    return table
-
-
-def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
-    table = Table(title=title, box=box.SIMPLE, title_justify="left", show_header=False)
-    table.add_column("what", style="dim")
-    table.add_column("value")
-    for what, value in rows:
-        table.add_row(what, value)
-    return table
-
-
-def _regions(r: dict[str, Any], width: int) -> Table:
-    table = Table(title="regions (user ranges)", box=box.SIMPLE, title_justify="left")
-    name_width = max(20, width - 56)
-    table.add_column("region", overflow="fold", max_width=name_width)
-    for column in ("count", "total", "share", "GPU busy in"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for region in r["regions"][:12]:
-        table.add_row(
-            Text("· " * region["depth"] + short(region["name"], 2 * name_width)),
-            f"{region['count']:,}",
-            fmt_us(region["total_us"]),
-            pct(region["share_of_window"]),
-            fmt_us(region["gpu_busy_us"]),
-        )
-    return table
-
-
-def _timeline(r: dict[str, Any]) -> Table:
-    g = r["gaps"]
-    causes = "  ".join(
-        f"{cause.replace('_', '-')} {pct(a['share'])}" for cause, a in g["attribution"].items()
-    )
-    return _pairs(
-        "device idle gaps",
-        [
-            ("gaps", f"{g['count']:,} · {fmt_us(g['total_us'])}"),
-            (
-                f"micro (< {g['micro_threshold_us']:g} µs)",
-                f"{g['micro']['count']:,} · {fmt_us(g['micro']['time_us'])}",
-            ),
-            ("macro", f"{g['macro']['count']:,} · {fmt_us(g['macro']['time_us'])}"),
-            ("idle time waiting on", causes),
-            *([("largest gap", largest_gap_text(g["largest"]))] if g.get("largest") else []),
-        ],
+def _fitting_columns(block: Table, numeric: tuple[bool, ...], width: int) -> list[int]:
+    """Column indexes to draw: the optional ones are left out, highest rank first, while the table
+    cannot fit `width` with its numbers unwrapped and its text columns ≥ TEXT_MIN wide."""
+    natural = [_natural(block, i) for i in range(len(block.headers))]
+    names = _name_columns(block)
+    least = [NAME_MIN if i in names else TEXT_MIN for i in range(len(block.headers))]
+    shown = list(range(len(block.headers)))
+    optional = sorted(
+        (i for i, rank in enumerate(block.optional) if rank > 0), key=lambda i: block.optional[i]
     )
 
+    def needed() -> int:
+        cells = sum(natural[i] if numeric[i] else min(natural[i], least[i]) for i in shown)
+        return cells + GAP * (len(shown) - 1)
 
-def _launch(r: dict[str, Any]) -> Table:
-    launch = r["launch"]
-    queue = launch["queue_delay_us"]
-    short_kernels = r["kernels"]["short"] or {"count": 0, "share": None, "threshold_us": 10.0}
-    rows = [
-        ("kernels per ms", f"{launch['kernels_per_ms']:.2f}"),
-        (
-            "launch API",
-            f"{launch['launch_calls']:,} calls · {fmt_us(launch['launch_api_time_us'])}",
-        ),
-        (
-            "launch → start",
-            f"p50 {fmt_us(queue['p50'])} · p90 {fmt_us(queue['p90'])} · max {fmt_us(queue['max'])}"
-            if queue
-            else "–",
-        ),
-        (
-            "short kernels",
-            f"{short_kernels['count']:,} ({pct(short_kernels['share'])}) under "
-            f"{short_kernels['threshold_us']:g} µs",
-        ),
-    ]
-    if launch["graph_launches"]:
-        rows.append(
-            (
-                "graph launches",
-                f"{launch['graph_launches']:,} → {launch['graph_kernels']:,} kernels",
-            )
-        )
-    per_step = launch.get("kernels_per_step")
-    if per_step:
-        rows.append(("kernels per step", f"{per_step['mean']:.0f} over {launch['steps']} steps"))
-    return _pairs("launches", rows)
-
-
-def _copies(r: dict[str, Any]) -> Table:
-    table = Table(title="memory copies", box=box.SIMPLE, title_justify="left")
-    for column in ("kind", "count", "bytes", "time", "pageable", "pinned"):
-        table.add_column(column, justify="left" if column == "kind" else "right")
-    for kind, c in r["memcpy"]["by_kind"].items():
-        table.add_row(
-            kind,
-            f"{c['count']:,}",
-            f"{c['bytes']:,}",
-            fmt_us(c["time_us"]),
-            str(c["pageable"]),
-            str(c["pinned"]),
-        )
-    return table
-
-
-def _sync(r: dict[str, Any]) -> Table:
-    s = r["sync"]
-    table = Table(
-        title=f"synchronization: {fmt_us(s['time_us'])}, {pct(s['share'])} of the window "
-        f"(target < {pct(s['target_share'])})",
-        box=box.SIMPLE,
-        title_justify="left",
-    )
-    table.add_column("call")
-    table.add_column("count", justify="right")
-    table.add_column("time", justify="right")
-    for name, v in list(s["by_name"].items())[:6]:
-        table.add_row(Text(name), f"{v['count']:,}", fmt_us(v["time_us"]))
-    return table
+    while optional and needed() > width:
+        shown.remove(optional.pop())
+    return shown

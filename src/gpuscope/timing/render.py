@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.document.units import duration
 from gpuscope.timing.ab import FASTER, INCORRECT, SAME, SLOWER, Comparison
 from gpuscope.timing.diagnostics import warnings_for
 from gpuscope.timing.measurement import Measurement
@@ -14,14 +15,8 @@ _VERDICT_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "bold", INCORR
 
 
 def us(value: float | None) -> str:
-    """Microseconds with precision that suits the magnitude."""
-    if value is None:
-        return "–"
-    if abs(value) < 10:
-        return f"{value:.3f} µs"
-    if abs(value) < 1000:
-        return f"{value:.2f} µs"
-    return f"{value:,.1f} µs"
+    """A measured time: 4 significant digits (a bench's interval is that narrow)."""
+    return duration(value, digits=4)
 
 
 def _pct(value: float | None) -> str:

@@ -18,13 +18,11 @@ from gpuscope.analysis import extras as extras_mod
 from gpuscope.analysis._comm_names import bus_factor, parse_kernel, record_kind
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.report import Analysis, analyze
-from gpuscope.report.html import render_html
-from gpuscope.report.markdown import render_markdown
-from gpuscope.report.terminal import render_terminal
 from gpuscope.trace.model import KERNEL
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis import comm_builder as cb
 from tests.unit.analysis.conftest import TraceBuilder
+from tests.views import render_html, render_markdown, render_terminal
 
 TRACES = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "traces"
 BENCH = "hta__v100_profile_memory_nccl_rank1_BENCH.json.gz"

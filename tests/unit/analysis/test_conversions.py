@@ -164,7 +164,7 @@ def test_a_cache_grown_by_cat_is_told_from_cat_of_pieces(
     layout = by_id(a)["layout-copies"]
     assert layout["evidence"]["cat_growth_us"] == 600.0
     assert layout["evidence"]["cat_other_us"] == 200.0
-    assert "600.0 µs of it is a tensor grown by cat" in layout["message"]
+    assert "600 µs of it is a tensor grown by cat" in layout["message"]
     assert layout["action"].startswith("A tensor grown by torch.cat every step")
 
 

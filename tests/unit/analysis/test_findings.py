@@ -28,7 +28,9 @@ def test_patterns_trace_names_its_problems() -> None:
     assert found["host-device-copies"]["severity"] == "warning"  # 69 % of the span
     assert found["sync-overhead"]["evidence"]["by_name"]  # type: ignore[index]
     for finding in result["findings"]:  # type: ignore[attr-defined]
-        assert set(finding) == {"id", "severity", "message", "action", "evidence"}
+        assert set(finding) == {
+            "id", "severity", "message", "action", "evidence", "impact_us", "cause"
+        }  # fmt: skip
 
 
 def test_compiled_trace_is_not_told_to_use_graphs() -> None:

@@ -11,11 +11,9 @@ import pytest
 from rich.console import Console
 
 from gpuscope.analysis.report import analyze
-from gpuscope.report.html import render_html
-from gpuscope.report.markdown import render_markdown
-from gpuscope.report.terminal import render_terminal
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace.model import API, DTOH, HTOD, KERNEL, MEMCPY, MEMSET, RUNTIME, Device, Trace
+from tests.views import render_html, render_markdown, render_terminal
 
 GEMM = "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32"
 NORM = "void layer_norm_kernel<float>(float*)"

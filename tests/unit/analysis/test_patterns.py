@@ -16,6 +16,7 @@ import pytest
 
 from gpuscope.analysis import extras as extras_mod
 from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.document.units import duration
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 
@@ -185,7 +186,7 @@ def test_fp32_gemms_on_a_tensor_core_gpu(builder: TraceBuilder, tmp_path: Path) 
     assert pattern["time_us"] == time and pattern["share"] == pytest.approx(share)
     assert pattern["evidence"]["speedup_bound"] == pytest.approx(H200_RATIO, abs=0.01)
     saving = time * (1 - 1 / H200_RATIO)
-    assert f"saving ≤ {saving:,.1f} µs" in pattern["message"]
+    assert f"saving ≤ {duration(saving)}" in pattern["message"]
     assert pattern["severity"] == "warning" and pattern["evidence"]["training"] is False
     assert "model.to(torch.bfloat16)" in pattern["action"]
     assert "set_float32_matmul_precision('high')" in pattern["action"]  # H200: TF32 7.4×

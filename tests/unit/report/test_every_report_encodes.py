@@ -42,10 +42,8 @@ from gpuscope.commands.analyze import _analyze_one, _lead, json_report
 from gpuscope.diff import diff
 from gpuscope.errors import GpuscopeError
 from gpuscope.ranks.command import analyze_sources
-from gpuscope.report.diff import render_diff_html, render_diff_markdown
-from gpuscope.report.html import render_html
-from gpuscope.report.markdown import render_markdown
 from gpuscope.trace.registry import Source, find_sources, read_source
+from tests.views import render_diff_html, render_diff_markdown, render_html, render_markdown
 
 jsonschema = pytest.importorskip("jsonschema")
 

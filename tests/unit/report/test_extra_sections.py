@@ -12,12 +12,10 @@ import pytest
 from rich.console import Console
 
 import gpuscope
-from gpuscope.report import _format as fmt
-from gpuscope.report.html import render_html
-from gpuscope.report.markdown import render_markdown
-from gpuscope.report.terminal import render_terminal
+from gpuscope.document import units as fmt
 from tests.unit.analysis.conftest import TraceBuilder
 from tests.unit.report.reports import recorded
+from tests.views import render_html, render_markdown, render_terminal
 
 SECTIONS = {
     "host_ops": "Host operators",

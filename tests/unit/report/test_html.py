@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.report import _format as fmt
-from gpuscope.report.html import render_html
+from gpuscope.document import units as fmt
+from gpuscope.document.names import short_name
 from tests.unit.report.reports import SCRIPT, plant, recorded, tiny_trace, zero_gpu_report
+from tests.views import render_html
 
 RECORDED = ("llama_decode_h200.json.gz", "patterns_h200.json.gz", "llama_compiled_h200.json.gz")
 VOID = {"meta", "br", "img", "input", "link", "hr", "wbr", "source"}
@@ -138,8 +139,8 @@ def test_numbers_and_names_from_the_dict(name: str) -> None:
         assert shown in text
     titles = page.attr("title")
     for kernel in report["top_kernels"]:
-        assert fmt.short_name(kernel["name"]) in text
-        if fmt.short_name(kernel["name"]) != kernel["name"]:
+        assert short_name(kernel["name"]) in text
+        if short_name(kernel["name"]) != kernel["name"]:
             assert kernel["name"] in titles, "full name as tooltip"
 
 
@@ -161,7 +162,7 @@ def test_several_reports_get_a_linked_comparison_table(tmp_path: Path) -> None:
     markup = render_html(reports)
     page = parse(markup)
     assert_self_contained(markup, page)
-    assert page.headings[1] == "Comparison"
+    assert page.headings[1] == "All 3 traces"
     assert page.attr("href") == ["#trace-1", "#trace-2", "#trace-3"]
     assert {"trace-1", "trace-2", "trace-3"} <= set(page.attr("id"))
     comparison = markup[: markup.index('id="trace-1"')]

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from gpuscope.document import units as fmt
+from gpuscope.document.names import short_name
 from gpuscope.errors import InputError
-from gpuscope.report import _format as fmt
-from gpuscope.report.markdown import code, render_markdown
+from gpuscope.report.markdown import code
 from tests.unit.report.reports import plant, recorded, tiny_trace, zero_gpu_report
+from tests.views import render_markdown
 
 RECORDED = ("llama_decode_h200.json.gz", "patterns_h200.json.gz", "llama_compiled_h200.json.gz")
 SECTIONS = (
@@ -63,7 +65,7 @@ def test_recorded_trace_has_every_section(name: str) -> None:
     assert f"## 1. {name}" in md
     positions = [md.index(s) for s in SECTIONS]
     assert positions == sorted(positions)
-    assert "## Comparison" not in md
+    assert "## All " not in md
     assert_tables_well_formed(md)
 
 
@@ -94,12 +96,12 @@ def test_top_kernels_rows_follow_the_dict(name: str) -> None:
     md = render_markdown([report])
     for i, k in enumerate(report["top_kernels"], 1):
         row = (
-            f"| {i} | {code(fmt.short_name(k['name']))} | {k['category']} | "
+            f"| {i} | {code(short_name(k['name']))} | {k['category']} | "
             f"{fmt.count(k['count'])} | {fmt.duration(k['total_us'])} | "
             f"{fmt.duration(k['mean_us'])} |"
         )
         assert row in md
-        if fmt.short_name(k["name"]) != k["name"]:
+        if short_name(k["name"]) != k["name"]:
             assert f"\n{i}. {k['name']}\n" in md, "full name listed under the table"
 
 
@@ -135,7 +137,7 @@ def test_finding_evidence_becomes_facts_and_tables() -> None:
 def test_several_reports_get_a_comparison_table_first(tmp_path: Path) -> None:
     reports = [tiny_trace(tmp_path), zero_gpu_report(), tiny_trace(tmp_path)]
     md = render_markdown(reports)
-    comparison = md.index("## Comparison")
+    comparison = md.index("## All ")
     headings = [md.index(f"## {i}. ") for i in (1, 2, 3)]
     assert comparison < headings[0] < headings[1] < headings[2]
     rows = [r for r in tables(md)[0][2:]]

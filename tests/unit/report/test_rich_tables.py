@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpuscope.report._document import Cell, Table
-from gpuscope.report._rich import NAME_MIN, _fitting_columns
+from gpuscope.document.model import Cell, Table
+from gpuscope.report.terminal import GAP, NAME_MIN, _fitting_columns
 
 NAME = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"
 
@@ -22,9 +22,11 @@ def test_a_wide_terminal_shows_every_column() -> None:
 
 def test_a_narrow_terminal_drops_the_highest_ranked_optional_columns_first() -> None:
     shown = _fitting_columns(_table(), _table().numeric, 80)
-    assert shown == [0, 1, 4, 5]  # p (3), then match (2), then category (1) gave way
-    kept = len("1") + NAME_MIN + len("113.7 µs (17×)") + len("+76.2 µs") + 3 * 4 + 2
-    assert kept <= 80 < kept + len("elementwise") + 3  # category would not have fit
+    assert shown == [0, 1, 3, 4, 5]  # p (3), then match (2) gave way; category (1) fits
+    kept = len("1") + NAME_MIN + len("elementwise") + len("113.7 µs (17×)") + len("+76.2 µs")
+    kept += GAP * 4
+    assert kept <= 80 < kept + len("same op and shape") + GAP  # match would not have fit
+    assert _fitting_columns(_table(), _table().numeric, 70) == [0, 1, 4, 5]
 
 
 def test_columns_that_are_not_optional_are_never_dropped() -> None:

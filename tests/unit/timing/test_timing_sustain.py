@@ -132,7 +132,7 @@ def test_sustained_state_says_which_figure_the_median_is() -> None:
     assert not any(line.startswith("throttling during the run") for line in lines)
     rows = dict(measurement_rows(m))
     assert rows["power state"].startswith("sustained (power-limited")
-    assert rows["burst median"].startswith("1,376.0 µs  (-14.7%)")
+    assert rows["burst median"].startswith("1.376 ms  (-14.7%)")
 
 
 def test_light_work_stops_after_the_probe_and_reports_unlimited() -> None:

@@ -1,4 +1,4 @@
-"""One diff dict (schema `gpuscope.diff/1`) → the document sections every diff view draws.
+"""One diff dict (schema `gpuscope.diff/1`) → the document every renderer draws.
 
 Only display choices live here; every number is read from the dict. `brief=True` is the short
 form for a pull-request comment: the verdict, caveats, the headline numbers and the top movers.
@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from gpuscope.errors import InputError
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import (
+from gpuscope.document import units as fmt
+from gpuscope.document.model import (
     Bar,
     Block,
     Cell,
     Chart,
+    Document,
     Facts,
     Level,
     Note,
@@ -26,6 +26,8 @@ from gpuscope.report._document import (
     Table,
     Text,
 )
+from gpuscope.document.names import short_name
+from gpuscope.errors import InputError
 
 SCHEMA = "gpuscope.diff/1"
 Report = Mapping[str, Any]
@@ -46,9 +48,14 @@ MATCH_TEXT = {
 }
 
 
-def diff_document(report: Report, brief: bool = False) -> tuple[Section, ...]:
-    """The sections of one diff; `brief` for a pull-request comment."""
+def diff_document(report: Report, brief: bool = False) -> Document:
+    """The document of one diff; `brief` for a pull-request comment."""
     _check(report)
+    footer = f"schema {SCHEMA} · gpuscope {report.get('gpuscope_version', '?')}"
+    return Document("gpuscope diff", _sections(report, brief), title(report), footer)
+
+
+def _sections(report: Report, brief: bool) -> tuple[Section, ...]:
     head = Section("Verdict", tuple(_verdict_blocks(report, brief)))
     if brief:
         return (head, _summary(report, BRIEF_METRICS), _movers(report, BRIEF_MOVERS, brief=True))
@@ -268,7 +275,7 @@ def _kernel_label(c: Report, width: int) -> str:
         where = f"{shape['op']} {_dims(shape['input_dims'])}" if shape else str(c["key"])
         return f"{where}: {_short(before, width)} → {_short(after, width)}"
     if c["match"] == "name" and before[:1] != after[:1]:
-        return fmt.short_name(_LAMBDAS.sub("", str(c["key"])), width)
+        return short_name(_LAMBDAS.sub("", str(c["key"])), width)
     if c["match"] == "family" and before[:1] != after[:1]:
         return f"{_short(before, width)} → {_short(after, width)}"
     return _short(before or after, width)
@@ -296,7 +303,7 @@ def _display(name: str, width: int) -> str:
     if name.startswith("Cijk_") and tile:
         return "_".join(tokens[:3]) + "…" + tile
     whole = _head(name)
-    return whole if len(whole) <= width else fmt.short_name(name, width)
+    return whole if len(whole) <= width else short_name(name, width)
 
 
 def _head(name: str) -> str:

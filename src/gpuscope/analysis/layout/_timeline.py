@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Bar, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Bar, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document.names import short_name
 
 Report = Mapping[str, Any]
 
@@ -51,7 +52,7 @@ def largest_gap_text(gap: Mapping[str, Any]) -> str:
     for key, word in (("before", "after"), ("after", "before")):
         name = str(gap.get(key) or "")
         if name:
-            shown = name if name.startswith(("Memcpy", "Memset")) else fmt.short_name(name, 40)
+            shown = name if name.startswith(("Memcpy", "Memset")) else short_name(name, 40)
             text += f", {word} {shown}"
     return text
 
@@ -163,7 +164,7 @@ def regions_section(regions: list[Mapping[str, Any]]) -> Section:
     """User ranges (record_function, NVTX, ROCTX): time in each and GPU busy time inside it."""
     rows = tuple(
         (
-            Cell(("· " * int(r["depth"])) + fmt.short_name(r["name"]), full=r["name"], code=True),
+            Cell(("· " * int(r["depth"])) + short_name(r["name"]), full=r["name"], code=True),
             Cell(fmt.count(r["count"])),
             Cell(fmt.duration(r["total_us"])),
             Cell(fmt.duration(r["mean_us"])),

@@ -10,9 +10,20 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._breakdown import categories_section, copies_section, top_kernels_section
-from gpuscope.report._document import (
+from gpuscope.analysis.layout._breakdown import (
+    categories_section,
+    copies_section,
+    top_kernels_section,
+)
+from gpuscope.analysis.layout._evidence import evidence_blocks
+from gpuscope.analysis.layout._timeline import (
+    gaps_section,
+    launch_section,
+    regions_section,
+    sync_section,
+)
+from gpuscope.document import units as fmt
+from gpuscope.document.model import (
     Block,
     Cell,
     Facts,
@@ -21,13 +32,6 @@ from gpuscope.report._document import (
     Section,
     Table,
     Text,
-)
-from gpuscope.report._evidence import evidence_blocks
-from gpuscope.report._timeline import (
-    gaps_section,
-    launch_section,
-    regions_section,
-    sync_section,
 )
 
 Report = Mapping[str, Any]
@@ -195,11 +199,12 @@ def _devices(devices: list[Mapping[str, Any]]) -> Table:
 def _findings(findings: list[Mapping[str, Any]]) -> Section:
     if not findings:
         return Section("Findings", (Text("No rule fired on this trace."),))
-    children = tuple(_finding(f) for f in findings)
+    children = tuple(finding_section(f) for f in findings)
     return Section(f"Findings ({len(findings)})", children)
 
 
-def _finding(finding: Mapping[str, Any]) -> Section:
+def finding_section(finding: Mapping[str, Any]) -> Section:
+    """One finding: its message, its action, its evidence; the severity as the badge."""
     severity = str(finding["severity"])
     blocks: list[Block] = [Text(str(finding["message"])), Text(str(finding["action"]), "Action")]
     blocks += evidence_blocks(finding.get("evidence", {}))

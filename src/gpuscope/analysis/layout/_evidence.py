@@ -10,8 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Block, Cell, Facts, Names, Table
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Block, Cell, Facts, Names, Table
+from gpuscope.document.names import short_name
 
 _NAME_KEYS = ("name", "kernel", "op")
 
@@ -64,7 +65,7 @@ def _cell(key: str, value: Any) -> Cell:
 
 
 def _name_cell(name: str) -> Cell:
-    return Cell(fmt.short_name(name), full=name, code=True)
+    return Cell(short_name(name), full=name, code=True, name=True)
 
 
 def _is_container(value: Any) -> bool:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Cell, Section, Table
-from gpuscope.report._sections import anchor, trace_title
+from gpuscope.analysis.layout._sections import anchor, trace_title
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Cell, Section, Table
 
 HEADERS = (
     "trace",
@@ -15,18 +15,22 @@ HEADERS = (
     "kernels",
     "kernel time",
     "GPU busy",
-    "utilization",
-    "GEMM share",
+    "util",
+    "GEMM",
     "verdict",
     "findings",
-    "integrity flags",
+    "flags",
 )
 NUMERIC = (False, False, True, True, True, True, True, False, True, True)
+# left out first on a narrow terminal: integrity flags, vendor, GEMM share, kernels
+OPTIONAL = (0, 3, 1, 0, 0, 0, 2, 0, 0, 4)
 
 
 def comparison_section(reports: Sequence[Mapping[str, Any]]) -> Section:
+    """One row per trace: the compact view of many traces."""
     rows = tuple(_row(report, i) for i, report in enumerate(reports, 1))
-    return Section("Comparison", (Table(HEADERS, rows, NUMERIC),), anchor="comparison")
+    table = Table(HEADERS, rows, NUMERIC, optional=OPTIONAL)
+    return Section(f"All {len(reports)} traces", (table,), anchor="comparison")
 
 
 def _row(report: Mapping[str, Any], index: int) -> tuple[Cell, ...]:
@@ -46,7 +50,5 @@ def _row(report: Mapping[str, Any], index: int) -> tuple[Cell, ...]:
 
 
 def _findings(findings: Sequence[Mapping[str, Any]]) -> str:
-    warnings = sum(1 for f in findings if f.get("severity") in ("warning", "error"))
-    if not warnings:
-        return str(len(findings))
-    return f"{len(findings)} ({warnings} warning{'' if warnings == 1 else 's'})"
+    warnings = sum(1 for f in findings if f.get("severity") in ("warning", "critical"))
+    return f"{len(findings)} ({warnings} ⚠)" if warnings else str(len(findings))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuscope.report import _format as fmt
-from gpuscope.report._document import Bar, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document import units as fmt
+from gpuscope.document.model import Bar, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document.names import short_name
 
 Report = Mapping[str, Any]
 
@@ -41,7 +42,7 @@ def top_kernels_section(top: list[Mapping[str, Any]]) -> Section:
     if not top:
         return Section("Top kernels", (Text("No kernels in this trace."),))
     bars = tuple(
-        Bar(fmt.short_name(k["name"], 48), k["name"], float(k["total_us"]), _share_text(k))
+        Bar(short_name(k["name"], 48), k["name"], float(k["total_us"]), _share_text(k))
         for k in top
         if k["total_us"] is not None
     )
@@ -61,7 +62,7 @@ def _kernel_row(index: int, k: Mapping[str, Any]) -> tuple[Cell, ...]:
     times = (fmt.duration(k[key]) for key in ("total_us", "mean_us", "min_us", "max_us"))
     return (
         Cell(str(index)),
-        Cell(fmt.short_name(k["name"]), full=k["name"], code=True),
+        Cell(short_name(k["name"]), full=k["name"], code=True, name=True),
         Cell(str(k["category"])),
         Cell(fmt.count(k["count"])),
         *(Cell(t) for t in times),

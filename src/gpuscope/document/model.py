@@ -1,7 +1,8 @@
 """The format-neutral document every renderer draws: sections of facts, tables, notes and charts.
 
-`_sections.py` turns an analysis dict into these blocks once; `markdown.py` and `html.py` only
-decide how each block looks. All text here is plain (unescaped) — escaping is the renderer's job.
+Analyses (and diff, counters, ranks) lay their results out as these blocks once; the renderers in
+`gpuscope.report` (terminal, Markdown, HTML) only decide how each block looks. All text here is
+plain (unescaped) — escaping is the renderer's job.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ Level = Literal["ok", "info", "warning", "critical"]
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell. `full` is the unshortened text (HTML shows it as a tooltip)."""
+    """One table cell. `full` is the unshortened text (HTML shows it as a tooltip); `name`: the
+    full text is a kernel / operator name that a renderer may shorten to the width it has
+    (`document.names.short_names`), else the text is cut in the middle."""
 
     text: str
     full: str = ""
     code: bool = False
     link: str = ""  # in-document anchor, e.g. "trace-1"
+    name: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,32 @@ class Chart:
     bars: tuple[Bar, ...]
 
 
+@dataclass(frozen=True)
+class Roof:
+    label: str
+    flops: float  # FLOP/s
+
+
+@dataclass(frozen=True)
+class Dot:
+    label: str  # short, drawn next to the dot
+    full: str  # hover text
+    intensity: float  # FLOP/B
+    rate: float  # FLOP/s
+    bound: str  # "memory", "compute" or ""
+
+
+@dataclass(frozen=True)
+class RooflineChart(Chart):
+    """A roofline: its bars are the kernels' fractions of their roof, so a view that draws no
+    plot skips it like any chart (the table beside it holds the numbers)."""
+
+    bandwidth: float = 0.0  # B/s
+    bandwidth_label: str = ""
+    roofs: tuple[Roof, ...] = ()
+    dots: tuple[Dot, ...] = ()
+
+
 Block = Union[Table, Facts, Names, Text, Note, Chart, "Section"]
 
 
@@ -90,3 +120,14 @@ class Section:
     anchor: str = ""
     badge: str = ""  # short status shown beside the title, e.g. a finding's severity
     level: Level = "info"  # colour of the badge
+
+
+@dataclass(frozen=True)
+class Document:
+    """What a renderer draws: a title, what it is of (`subtitle`), its sections, and a closing
+    line (the schema and version it was made from)."""
+
+    title: str
+    sections: tuple[Section, ...]
+    subtitle: str = ""
+    footer: str = ""
