@@ -450,3 +450,61 @@ def test_run_needs_neither_msgspec_nor_rich(tmp_path: Path, env: dict[str, str])
                           text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (run_dirs(tmp_path)[0] / "manifest.json").is_file()
+
+
+_CANNOT_START = [
+    # name, content (None: a directory), mode (0: not created), exit status, stderr
+    ("notexec", b"echo hi\n", 0o644, 126, "error: ./notexec: permission denied (not executable"),
+    ("dir", None, 0o755, 126, "error: ./dir: is a directory"),
+    ("badinterp", b"#!/nonexistent/python\nprint(1)\n", 0o755, 127,
+     "error: ./badinterp: bad interpreter: /nonexistent/python: no such file"),
+    ("missing", b"", 0, 127, "error: command not found: ./missing (no such file)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "mode", "code", "message"), _CANNOT_START)
+def test_a_command_that_cannot_start_exits_as_a_shell_would(
+    tmp_path: Path, env: dict[str, str], name: str, content: bytes | None, mode: int, code: int,
+    message: str,
+) -> None:  # fmt: skip
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+    elif mode:
+        path.write_bytes(content)
+        path.chmod(mode)
+    done = gpuscope(tmp_path, env, "--", f"./{name}", "arg")
+    assert done.returncode == code
+    assert done.stderr == message + done.stderr[len(message) :] and done.stderr.count("\n") == 1
+    assert run_dirs(tmp_path) == []  # checked before anything was created
+
+
+def test_a_binary_exec_refuses_is_126_with_its_manifest(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\x01\x02\0garbage that is no program" * 8)
+    garbage.chmod(0o755)
+    done = gpuscope(tmp_path, env, "--", "./garbage")
+    assert done.returncode == 126
+    assert "error: ./garbage: cannot execute binary file: exec format error" in done.stderr
+    assert "Traceback" not in done.stderr
+    (run_dir,) = run_dirs(tmp_path)  # binfmt_misc might have run it: only exec can tell
+    data = manifest(run_dir)
+    assert (data["status"], data["exit_code"], data["child_pid"]) == ("not_started", 126, None)
+    assert data["error"] == "./garbage: cannot execute binary file: exec format error"
+
+
+@pytest.mark.parametrize("content", [b'echo "sh ran $0 $1"\n', b""])
+def test_a_script_without_shebang_runs_with_sh(
+    tmp_path: Path, env: dict[str, str], content: bytes
+) -> None:
+    plain = tmp_path / "plain"
+    plain.write_bytes(content)
+    plain.chmod(0o755)
+    done = gpuscope(tmp_path, env, "--", "./plain", "arg")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("sh ran ./plain arg\n" if content else "")
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["command"] == ["./plain", "arg"] and data["argv"] == ["/bin/sh", "./plain", "arg"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from gpuscope.tools.command import spawn_error
 from gpuscope.tools.tee import Tee
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -137,10 +138,13 @@ class _Escalation:
 def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, int]) -> int:
     # The pipes are close-on-exec; dup2 onto 1/2 gives the child its own inheritable copy.
     actions = [(os.POSIX_SPAWN_DUP2, write_end, fd) for fd, write_end in tee_fds.items()]
-    return os.posix_spawn(
-        argv[0], list(argv), dict(env), file_actions=actions,
-        setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-    )  # fmt: skip
+    try:
+        return os.posix_spawn(
+            argv[0], list(argv), dict(env), file_actions=actions,
+            setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )  # fmt: skip
+    except OSError as error:
+        raise spawn_error(argv[0], error) from None
 
 
 def _wait(pid: int, signals: Signals, escalation: _Escalation) -> ChildResult:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpuscope import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
+from gpuscope.tools import command
 from gpuscope.tools.child import (
     KILL_AFTER_S,
     ChildResult,
@@ -30,6 +31,8 @@ from gpuscope.tools.child import (
     deferred_signals,
     run_child,
 )
+from gpuscope.tools.command import CommandNotExecutable as CommandNotExecutable
+from gpuscope.tools.command import CommandNotFound as CommandNotFound
 from gpuscope.tools.config import ToolConfig
 from gpuscope.tools.host import HostInfo, detect_host
 from gpuscope.tools.manifest import Manifest, read_clocks, utc_iso
@@ -39,12 +42,6 @@ from gpuscope.tools.stack import Composition, compose, open_layers
 from gpuscope.tools.tool import Layer, Notes, RunContext
 
 Progress = Callable[[str], None]
-
-
-class CommandNotFound(InputError):
-    """The command to run does not exist: exit 127, as shells, `env` and `timeout` do."""
-
-    exit_code = 127
 
 
 @dataclass(frozen=True)
@@ -79,8 +76,7 @@ def run(
         raise InputError("nothing to run: give the command after --, e.g. gpuscope run -- ./app")
     host = host if host is not None else detect_host(use_nvml=False)  # NVML init: 0.1-1 s
     planned = instantiate(request.tools, registry or default_registry())
-    ctx = _context(request, host, env)
-    _preflight(planned, ctx)
+    ctx = _preflight(planned, _context(request, host, env))
     started = datetime.now(timezone.utc)
     run_id, run_dir = create_run_dir(request.output_dir, started)
     ctx = replace(ctx, run_dir=run_dir.resolve(), run_id=run_id)
@@ -110,7 +106,9 @@ def model_name(command: Sequence[str]) -> str:
     return Path(script or command[0]).stem
 
 
-def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
+def _preflight(planned: Sequence[Planned], ctx: RunContext) -> RunContext:
+    """Every check that needs nothing started; the context with the command as it will run
+    (command.py: a script without #! runs with /bin/sh, 126/127 raised as shells exit)."""
     configs = [c for t in planned for c in t.configs]
     _warn_conflicts(configs, ctx)
     problems = [p for p in (_vendor_problem(c, ctx) for c in configs) if p]
@@ -119,10 +117,10 @@ def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
             item.tool.check(ctx)
         except ToolError as error:
             problems.append(str(error))
-    if ctx.which(ctx.command[0]) is None:
-        raise CommandNotFound(f"command not found: {ctx.command[0]} (not on PATH, not a file)")
+    prepared = command.prepare(ctx.command, ctx.base_env.get("PATH", ""))
     if problems:
         raise ToolError("; ".join(problems))
+    return replace(ctx, command=prepared)
 
 
 def _warn_conflicts(configs: Sequence[ToolConfig], ctx: RunContext) -> None:
@@ -198,6 +196,8 @@ def _run_recorded(
 def _record_failure(manifest: Manifest, error: BaseException) -> None:
     if manifest.child_pid is None:
         manifest.status = "not_started"
+        if isinstance(error, GpuscopeError):
+            manifest.exit_code = error.exit_code  # e.g. 126/127: the wrapper cannot run
     detail = str(error) if isinstance(error, GpuscopeError) else f"{type(error).__name__}: {error}"
     manifest.error = detail
 
@@ -220,7 +220,7 @@ def _run_stack(
         manifest.env.update(ranked)
         if signals.pending_stop():
             return None
-        argv = (_resolve(composition.argv[0], env), *composition.argv[1:])
+        argv = _spawnable(composition.argv, env)
         return _run_marked(argv, env, layers, signals, manifest, kill_after_s)
 
 
@@ -245,11 +245,12 @@ def _per_rank_env(
     return ranks.child_env(ctx.run_dir, kind, env, ctx.base_env, samplers)
 
 
-def _resolve(program: str, env: Mapping[str, str]) -> str:
-    found = RunContext(Path(), "", (), env).which(program)
-    if found is None:
-        raise CommandNotFound(f"command not found: {program}")
-    return found
+def _spawnable(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:
+    """The composed command line (a tool's wrapper first) checked as the command was, with its
+    program resolved to a path (posix_spawn does not search PATH)."""
+    path = env.get("PATH", "")
+    prepared = command.prepare(argv, path)
+    return (command.locate(prepared[0], path), *prepared[1:])
 
 
 def _run_marked(
