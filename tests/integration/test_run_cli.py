@@ -508,3 +508,13 @@ def test_a_script_without_shebang_runs_with_sh(
     (run_dir,) = run_dirs(tmp_path)
     data = manifest(run_dir)
     assert data["command"] == ["./plain", "arg"] and data["argv"] == ["/bin/sh", "./plain", "arg"]
+
+
+def test_quiet_and_debug_after_the_subcommand(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "-q", "--", "true")
+    assert (done.returncode, done.stderr) == (0, "")
+    done = gpuscope(tmp_path, env, "--debug", "--", "./missing")
+    assert "Traceback" in done.stderr and "CommandNotFound" in done.stderr
+    analyze = [PY, "-m", "gpuscope", "analyze", str(tmp_path / "none.json"), "--debug"]
+    done = subprocess.run(analyze, env=env, capture_output=True, text=True, timeout=60)
+    assert "Traceback" in done.stderr and "InputError" in done.stderr
