@@ -452,6 +452,115 @@ def test_run_needs_neither_msgspec_nor_rich(tmp_path: Path, env: dict[str, str])
     assert (run_dirs(tmp_path)[0] / "manifest.json").is_file()
 
 
+# --- the command as a job: its process group, what it leaves behind, exit codes as a shell's ---
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for name in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if name.isdigit() and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(name))
+    return members
+
+
+def _wait_for(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+LINUX = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+
+
+@LINUX
+def test_sigterm_and_kill_after_leave_no_process_of_the_group(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`bash job.sh` with `sleep 300 &` and a Python sleeper in the background, all ignoring
+    SIGTERM (a job slow to stop): SIGTERM to gpuscope reaches the whole group, --kill-after 1
+    SIGKILLs the whole group, and the manifest lists the processes it ended."""
+    ready, py_ready = tmp_path / "ready", tmp_path / "py_ready"
+    sleeper = f"import time; open({str(py_ready)!r}, 'w').close(); time.sleep(300)"
+    job = script(
+        tmp_path,
+        "job.sh",
+        f"""
+        trap '' TERM
+        sleep 300 &
+        {PY} -c "{sleeper}" &
+        while [ ! -e {py_ready} ]; do sleep 0.02; done
+        : > {ready}
+        wait
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "--output-dir", str(tmp_path / "runs"),
+            "--kill-after", "1", "--", "bash", job]  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    _wait_for(ready)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGKILL, stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["signals"]["forwarded"] == ["SIGTERM", "SIGKILL"]  # type: ignore[index]
+    assert _group_members(int(data["child_pid"])) == []  # type: ignore[arg-type]
+    survivors = data["survivors"]
+    assert len(survivors) == 2  # type: ignore[arg-type]
+    assert {s["signal"] for s in survivors} == {"SIGKILL"}  # type: ignore[attr-defined]
+    assert all(s["ended"] and s["found"] == "process group" for s in survivors)  # type: ignore[attr-defined]
+    commands = sorted(" ".join(s["command"]) for s in survivors)  # type: ignore[attr-defined]
+    assert "sleep 300" in commands[1] and "time.sleep(300)" in commands[0]
+    assert "2 other processes of the command had to be ended" in stderr
+
+
+@LINUX
+def test_a_daemon_left_by_a_successful_command_is_ended_and_exit_0_kept(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    done = gpuscope(tmp_path, env, "--", "bash", "-c", "(sleep 300 &); exit 0")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    (survivor,) = data["survivors"]  # type: ignore[misc]
+    assert "sleep 300" in " ".join(survivor["command"])
+    assert (survivor["signal"], survivor["ended"]) == ("SIGTERM", True)
+    assert _group_members(int(data["child_pid"])) == []  # type: ignore[arg-type]
+    assert data["exit_code"] == 0 and data["status"] == "exited"
+    assert "1 other process of the command had to be ended" in done.stderr
+
+
+def test_sigint_reaches_the_commands_own_children(tmp_path: Path, env: dict[str, str]) -> None:
+    """bash waits for Python, which handles Ctrl-C: SIGINT sent to gpuscope reaches Python (it
+    used to reach bash alone, and Python slept on)."""
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    app = script(
+        tmp_path,
+        "app.py",
+        f"""
+        import pathlib, sys, time
+        pathlib.Path({str(ready)!r}).touch()
+        try:
+            time.sleep(30)
+        except KeyboardInterrupt:
+            pathlib.Path({str(got)!r}).write_text("SIGINT")
+            sys.exit(42)
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "-q", "--output-dir", str(tmp_path / "runs"),
+            "--", "bash", "-c", f'"{PY}" {app}; exit $?']  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    _wait_for(ready)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 42, stderr
+    assert got.read_text() == "SIGINT" and stderr == ""
+
+
 _CANNOT_START = [
     # name, content (None: a directory), mode (0: not created), exit status, stderr
     ("notexec", b"echo hi\n", 0o644, 126, "error: ./notexec: permission denied (not executable"),

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpuscope import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
-from gpuscope.tools import command
+from gpuscope.tools import aftermath, command
 from gpuscope.tools.child import (
     KILL_AFTER_S,
     ChildResult,
@@ -185,6 +185,8 @@ def _run_recorded(
     try:
         with deferred_signals(signals):
             child = _run_stack(planned, ctx, manifest, signals, kill_after_s)
+            if child is not None:
+                aftermath.record(manifest, ctx.notes, child)
     except BaseException as error:
         _record_failure(manifest, error)
         raise
@@ -225,7 +227,8 @@ def _run_stack(
 
 
 def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
-    own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id}
+    own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id,
+           aftermath.MARKER: f"{ctx.run_id}.{os.getpid()}"}  # fmt: skip
     return {**ctx.base_env, **composition.env, **own}
 
 
@@ -268,7 +271,8 @@ def _run_marked(
     _mark(layers, "workload_start")
     try:
         started = lambda pid: _started(manifest, pid)  # noqa: E731
-        return run_child(argv, env, signals, started, tee, kill_after_s)
+        marker = f"{aftermath.MARKER}={env[aftermath.MARKER]}"
+        return run_child(argv, env, signals, started, tee, kill_after_s, marker)
     finally:
         _mark(layers, "workload_end")
 
@@ -295,7 +299,8 @@ def _record_stack(
     manifest.tools = [_tool_entry(p, layer, composition) for p, layer in pairs]
     manifest.argv = list(composition.argv)
     manifest.env = {**manifest.env, **composition.env}
-    manifest.env.update({k: env[k] for k in ("GPUSCOPE_RUN_DIR", "GPUSCOPE_RUN_ID")})
+    own = ("GPUSCOPE_RUN_DIR", "GPUSCOPE_RUN_ID", aftermath.MARKER)
+    manifest.env.update({k: env[k] for k in own})
     manifest.write()
 
 
