@@ -10,9 +10,9 @@
 Modules: `context` (madengine's --additional-context), `config` (tools.json), `registry`
 (tool kinds, plugins), `tool` (the Tool contract), `stack` (stacking order), `command` (whether
 a command can start: 126/127), `child` (the command's process group, signals, exit code),
-`reaper` and `procs` (the processes it leaves behind), `aftermath` (what is recorded of them),
-`session` (the whole run), `manifest`, `rundir`, `host`, `doctor`, and `builtin/` (rocprof, rpd,
-nsys, ncu, torch_profiler, library tracers, samplers).
+`reaper` and `procs` (the processes it leaves behind), `gpu_processes` (who holds GPU memory),
+`aftermath` (what is recorded of both), `session` (the whole run), `manifest`, `rundir`, `host`,
+`doctor`, and `builtin/` (rocprof, rpd, nsys, ncu, torch_profiler, library tracers, samplers).
 """
 
 from __future__ import annotations

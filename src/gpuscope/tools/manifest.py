@@ -21,6 +21,8 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       command ended (SIGTERM, then SIGKILL); found: "process group" or
                       "environment" (it had left the group; GPUSCOPE_JOB in its environment);
                       signal: the last one sent (null: not permitted); ended: gone at the end
+    gpu_processes     [{gpu, pid, used_bytes, command, of_this_run}]: every process holding GPU
+                      memory once the run's processes were ended (NVML / amdsmi; [] without)
     files             [{path, bytes}] relative to run_dir
     warnings, error
     clocks            {realtime_ns, monotonic_ns, boottime_ns, read_ns} read back to back at the
@@ -83,6 +85,7 @@ class Manifest:
     ranks: list[dict[str, Any]] = field(default_factory=list)
     hosts: list[dict[str, Any]] = field(default_factory=list)
     survivors: list[dict[str, Any]] = field(default_factory=list)  # reaper.Survivor.to_dict()
+    gpu_processes: list[dict[str, Any]] = field(default_factory=list)  # aftermath.py
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

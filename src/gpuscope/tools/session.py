@@ -34,6 +34,7 @@ from gpuscope.tools.child import (
 from gpuscope.tools.command import CommandNotExecutable as CommandNotExecutable
 from gpuscope.tools.command import CommandNotFound as CommandNotFound
 from gpuscope.tools.config import ToolConfig
+from gpuscope.tools.gpu_processes import Query
 from gpuscope.tools.host import HostInfo, detect_host
 from gpuscope.tools.manifest import Manifest, read_clocks, utc_iso
 from gpuscope.tools.registry import Planned, Registry, default_registry, instantiate
@@ -70,8 +71,11 @@ def run(
     env: Mapping[str, str] | None = None,
     host: HostInfo | None = None,
     progress: Progress | None = None,
+    gpu_processes: Query | None = None,
 ) -> RunResult:
-    """Run `request.command` inside its tools; raise before starting if a tool cannot work."""
+    """Run `request.command` inside its tools; raise before starting if a tool cannot work.
+    `gpu_processes` lists the processes holding GPU memory at the end (default: NVML/amdsmi
+    for the host's vendor)."""
     if not request.command:
         raise InputError("nothing to run: give the command after --, e.g. gpuscope run -- ./app")
     host = host if host is not None else detect_host(use_nvml=False)  # NVML init: 0.1-1 s
@@ -83,7 +87,8 @@ def run(
     manifest = _start_manifest(request, ctx, host, started)
     if progress is not None:
         progress(f"run {run_id} -> {run_dir}")
-    exit_code = _run_recorded(planned, ctx, manifest, request.kill_after_s)
+    gpus = gpu_processes or _gpu_query(ctx.vendor)
+    exit_code = _run_recorded(planned, ctx, manifest, _Job(request.kill_after_s, gpus))
     return RunResult(run_id=run_id, run_dir=run_dir, exit_code=exit_code, manifest=manifest)
 
 
@@ -176,17 +181,30 @@ def _platform() -> str:
     return f"{u.sysname}-{u.release}-{u.machine}"
 
 
+@dataclass(frozen=True)
+class _Job:
+    kill_after_s: float
+    gpu_processes: Query
+
+
+def _gpu_query(vendor: str | None) -> Query:
+    from gpuscope.tools import gpu_processes
+
+    return lambda: gpu_processes.query(vendor)
+
+
 def _run_recorded(
-    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, kill_after_s: float
+    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, job: _Job
 ) -> int:
     """Run the stack; whatever happens, rewrite the manifest with what is known."""
     signals = Signals()
     started = time.monotonic()
     try:
         with deferred_signals(signals):
-            child = _run_stack(planned, ctx, manifest, signals, kill_after_s)
+            child = _run_stack(planned, ctx, manifest, signals, job.kill_after_s)
             if child is not None:
-                aftermath.record(manifest, ctx.notes, child)
+                marker = f"{aftermath.MARKER}={manifest.env[aftermath.MARKER]}"
+                aftermath.record(manifest, ctx.notes, child, marker, job.gpu_processes)
     except BaseException as error:
         _record_failure(manifest, error)
         raise
