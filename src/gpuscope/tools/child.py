@@ -19,12 +19,14 @@ the whole group, as are SIGTSTP and SIGCONT. Signals arriving during setup cance
 during teardown they wait until every tool has saved its outputs. (Where `sigtimedwait` does not
 exist, e.g. macOS, Python handlers forward the stop signals.)
 
-**The end of the job.** After a stop signal the job ends when all its processes have: if any
-process of the group is still running `kill_after_s` seconds after the first stop signal (it
-ignores SIGTERM, its shutdown hangs), the whole group is killed with SIGKILL, as a batch system
-does after its kill wait. Then whatever is left — processes still in the group, and those that
-left it but carry the run's marker in their environment (reaper.py) — gets SIGTERM and, after a
-short grace, SIGKILL; each one is recorded as a `Survivor`.
+**The end of the job.** After a stop signal the job ends when all its processes have (those
+left when the command has ended get SIGTERM if they were only sent SIGINT or SIGHUP, which a
+script's background jobs ignore): if any process of the group is still running `kill_after_s`
+seconds after the first stop signal (it ignores SIGTERM, its shutdown hangs), the whole group is
+killed with SIGKILL, as a batch system does after its kill wait. Then whatever is left —
+processes still in the group, and those that left it but carry the run's marker in their
+environment (reaper.py) — gets SIGTERM and, after a short grace, SIGKILL; each one is recorded as
+a `Survivor`.
 
 The exit code is the command's own, 128+N when a signal N killed it (as shells report it).
 """
@@ -179,10 +181,17 @@ class _Supervisor:
             self.escalation.check()
 
     def _wait_group(self, waiter: _Waiter) -> None:
-        """After a stop signal the job ends when all of it has (or at the --kill-after
-        deadline); without one, what is left is a leftover, for the reaper."""
+        """After a stop signal the job ends when all of it has, or at the --kill-after deadline
+        (its other processes may be saving a checkpoint); without one, what outlived the
+        command is a leftover, for the reaper."""
         escalation = self.escalation
-        while escalation.stopped_at is not None and not escalation.fired and self.group.alive():
+        if escalation.stopped_at is None or escalation.fired or not self.group.alive():
+            return
+        if "SIGTERM" not in self.signals.forwarded:
+            # a script's background jobs ignore SIGINT (POSIX), nohup's SIGHUP: SIGTERM them
+            self.group.terminate()
+            self.signals.forwarded.append("SIGTERM")
+        while not escalation.fired and self.group.alive():
             self._dispatch(waiter.next(escalation.timeout(_GROUP_POLL_S)))
             escalation.check()
 

@@ -14,8 +14,10 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
     started_at, ended_at   UTC, ISO 8601;  duration_s (monotonic)
     child_pid, exit_code, signal   signal = name of the signal that killed the command
     signals           {received: [...], forwarded: [...], killed_after_s} by gpuscope during the
-                      run; killed_after_s: the command outlived the --kill-after grace and was
-                      sent SIGKILL that long after the first stop signal (else null)
+                      run, to the command's process group (forwarded also holds the SIGTERM
+                      sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
+                      killed_after_s: the group outlived the --kill-after grace and was sent
+                      SIGKILL that long after the first stop signal (else null)
     survivors         [{pid, command, found, signal, ended}]: the command's other processes that
                       gpuscope had to end — still running at --kill-after (SIGKILL) or after the
                       command ended (SIGTERM, then SIGKILL); found: "process group" or

@@ -63,8 +63,11 @@ class Group:
 
     def kill(self) -> None:
         """SIGKILL the whole group now (--kill-after), recording its members."""
-        members = [(p, f) for p, f in self._scan() if f == "process group"]
-        self._send(members, signal.SIGKILL)
+        self._send(self._members(), signal.SIGKILL)
+
+    def terminate(self) -> None:
+        """SIGTERM the whole group now (what outlived the command), recording its members."""
+        self._send(self._members(), signal.SIGTERM)
 
     def reap(self, grace_s: float) -> tuple[Survivor, ...]:
         """End every process of the run still running: SIGTERM, then SIGKILL after `grace_s`."""
@@ -79,6 +82,9 @@ class Group:
             self._send(left, signo)
             _wait_gone([proc for proc, _ in left], wait_s)
         return tuple(self._survivor(proc) for proc in self._seen)
+
+    def _members(self) -> list[tuple[Proc, str]]:
+        return [(proc, found) for proc, found in self._scan() if found == "process group"]
 
     def _scan(self) -> Iterable[tuple[Proc, str]]:
         return procs.scan(self.pgid, self._marker, exclude=(self.pgid, os.getpid()))

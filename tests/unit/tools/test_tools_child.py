@@ -150,6 +150,23 @@ def test_sigterm_reaches_every_process_of_the_group(tmp_path: Path) -> None:
 
 
 @LINUX
+def test_what_outlives_the_command_after_sigint_gets_sigterm(tmp_path: Path) -> None:
+    """A script's background job ignores SIGINT (POSIX): when the script has died of the
+    forwarded SIGINT, the rest of the group gets SIGTERM, without waiting for --kill-after."""
+    ready = tmp_path / "ready"
+    code = f"import time; open({str(ready)!r}, 'w').close(); time.sleep(60)"
+    argv = _leaves_behind(ready, code, "wait")
+    started = time.monotonic()
+    result, signals = _run_argv(argv, on_start=_signal_when(ready, signal.SIGINT), kill_after_s=30)
+    assert time.monotonic() - started < 15  # not the 30 s of --kill-after
+    assert (result.exit_code, result.signal) == (130, "SIGINT")
+    assert signals.forwarded == ["SIGINT", "SIGTERM"] and signals.escalated_after_s is None
+    (survivor,) = result.survivors
+    assert survivor.command == (sys.executable, "-c", code)
+    assert (survivor.signal, survivor.ended) == ("SIGTERM", True)
+
+
+@LINUX
 def test_kill_after_sigkills_the_whole_group(tmp_path: Path) -> None:
     ready = tmp_path / "ready"
     script = f"trap '' TERM; sleep 300 & sleep 301 & : > {ready}; wait"
