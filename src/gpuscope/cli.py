@@ -17,6 +17,8 @@ from gpuscope import __version__
 from gpuscope.commands import COMMANDS
 from gpuscope.errors import GpuscopeError
 
+_DEBUG_HELP = "show tracebacks on errors"
+
 
 def _load(name: str) -> ModuleType:
     return importlib.import_module(COMMANDS[name])
@@ -29,17 +31,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="GPU performance toolkit for AMD (ROCm) and NVIDIA (CUDA).",
     )
     parser.add_argument("--version", action="version", version=f"gpuscope {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = [_common_options()]
     for name in COMMANDS:
         if only is not None and name != only:
             sub.add_parser(name)
             continue
         module = _load(name)
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=common)
         module.configure(command)
         command.set_defaults(_main=module.main)
     return parser
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """Options every command also takes after its name (`gpuscope run --debug -- …`). SUPPRESS:
+    absent after the name, they keep the value given (or not) before it."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    return common
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

@@ -450,3 +450,180 @@ def test_run_needs_neither_msgspec_nor_rich(tmp_path: Path, env: dict[str, str])
                           text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (run_dirs(tmp_path)[0] / "manifest.json").is_file()
+
+
+# --- the command as a job: its process group, what it leaves behind, exit codes as a shell's ---
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for name in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if name.isdigit() and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(name))
+    return members
+
+
+def _wait_for(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+LINUX = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+
+
+@LINUX
+def test_sigterm_and_kill_after_leave_no_process_of_the_group(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`bash job.sh` with `sleep 300 &` and a Python sleeper in the background, all ignoring
+    SIGTERM (a job slow to stop): SIGTERM to gpuscope reaches the whole group, --kill-after 1
+    SIGKILLs the whole group, and the manifest lists the processes it ended."""
+    ready, py_ready = tmp_path / "ready", tmp_path / "py_ready"
+    sleeper = f"import time; open({str(py_ready)!r}, 'w').close(); time.sleep(300)"
+    job = script(
+        tmp_path,
+        "job.sh",
+        f"""
+        trap '' TERM
+        sleep 300 &
+        {PY} -c "{sleeper}" &
+        while [ ! -e {py_ready} ]; do sleep 0.02; done
+        : > {ready}
+        wait
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "--output-dir", str(tmp_path / "runs"),
+            "--kill-after", "1", "--", "bash", job]  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    _wait_for(ready)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGKILL, stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["signals"]["forwarded"] == ["SIGTERM", "SIGKILL"]  # type: ignore[index]
+    assert _group_members(int(data["child_pid"])) == []  # type: ignore[arg-type]
+    survivors = data["survivors"]
+    assert len(survivors) == 2  # type: ignore[arg-type]
+    assert {s["signal"] for s in survivors} == {"SIGKILL"}  # type: ignore[attr-defined]
+    assert all(s["ended"] and s["found"] == "process group" for s in survivors)  # type: ignore[attr-defined]
+    commands = sorted(" ".join(s["command"]) for s in survivors)  # type: ignore[attr-defined]
+    assert "sleep 300" in commands[1] and "time.sleep(300)" in commands[0]
+    assert "2 other processes of the command had to be ended" in stderr
+
+
+@LINUX
+def test_a_daemon_left_by_a_successful_command_is_ended_and_exit_0_kept(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    done = gpuscope(tmp_path, env, "--", "bash", "-c", "(sleep 300 &); exit 0")
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    (survivor,) = data["survivors"]  # type: ignore[misc]
+    assert "sleep 300" in " ".join(survivor["command"])
+    assert (survivor["signal"], survivor["ended"]) == ("SIGTERM", True)
+    assert _group_members(int(data["child_pid"])) == []  # type: ignore[arg-type]
+    assert data["exit_code"] == 0 and data["status"] == "exited"
+    assert "1 other process of the command had to be ended" in done.stderr
+
+
+def test_sigint_reaches_the_commands_own_children(tmp_path: Path, env: dict[str, str]) -> None:
+    """bash waits for Python, which handles Ctrl-C: SIGINT sent to gpuscope reaches Python (it
+    used to reach bash alone, and Python slept on)."""
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    app = script(
+        tmp_path,
+        "app.py",
+        f"""
+        import pathlib, sys, time
+        pathlib.Path({str(ready)!r}).touch()
+        try:
+            time.sleep(30)
+        except KeyboardInterrupt:
+            pathlib.Path({str(got)!r}).write_text("SIGINT")
+            sys.exit(42)
+    """,
+    )
+    argv = [PY, "-m", "gpuscope", "run", "-q", "--output-dir", str(tmp_path / "runs"),
+            "--", "bash", "-c", f'"{PY}" {app}; exit $?']  # fmt: skip
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    _wait_for(ready)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 42, stderr
+    assert got.read_text() == "SIGINT" and stderr == ""
+
+
+_CANNOT_START = [
+    # name, content (None: a directory), mode (0: not created), exit status, stderr
+    ("notexec", b"echo hi\n", 0o644, 126, "error: ./notexec: permission denied (not executable"),
+    ("dir", None, 0o755, 126, "error: ./dir: is a directory"),
+    ("badinterp", b"#!/nonexistent/python\nprint(1)\n", 0o755, 127,
+     "error: ./badinterp: bad interpreter: /nonexistent/python: no such file"),
+    ("missing", b"", 0, 127, "error: command not found: ./missing (no such file)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "mode", "code", "message"), _CANNOT_START)
+def test_a_command_that_cannot_start_exits_as_a_shell_would(
+    tmp_path: Path, env: dict[str, str], name: str, content: bytes | None, mode: int, code: int,
+    message: str,
+) -> None:  # fmt: skip
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+    elif mode:
+        path.write_bytes(content)
+        path.chmod(mode)
+    done = gpuscope(tmp_path, env, "--", f"./{name}", "arg")
+    assert done.returncode == code
+    assert done.stderr == message + done.stderr[len(message) :] and done.stderr.count("\n") == 1
+    assert run_dirs(tmp_path) == []  # checked before anything was created
+
+
+def test_a_binary_exec_refuses_is_126_with_its_manifest(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\x01\x02\0garbage that is no program" * 8)
+    garbage.chmod(0o755)
+    done = gpuscope(tmp_path, env, "--", "./garbage")
+    assert done.returncode == 126
+    assert "error: ./garbage: cannot execute binary file: exec format error" in done.stderr
+    assert "Traceback" not in done.stderr
+    (run_dir,) = run_dirs(tmp_path)  # binfmt_misc might have run it: only exec can tell
+    data = manifest(run_dir)
+    assert (data["status"], data["exit_code"], data["child_pid"]) == ("not_started", 126, None)
+    assert data["error"] == "./garbage: cannot execute binary file: exec format error"
+
+
+@pytest.mark.parametrize("content", [b'echo "sh ran $0 $1"\n', b""])
+def test_a_script_without_shebang_runs_with_sh(
+    tmp_path: Path, env: dict[str, str], content: bytes
+) -> None:
+    plain = tmp_path / "plain"
+    plain.write_bytes(content)
+    plain.chmod(0o755)
+    done = gpuscope(tmp_path, env, "--", "./plain", "arg")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("sh ran ./plain arg\n" if content else "")
+    (run_dir,) = run_dirs(tmp_path)
+    data = manifest(run_dir)
+    assert data["command"] == ["./plain", "arg"] and data["argv"] == ["/bin/sh", "./plain", "arg"]
+
+
+def test_quiet_and_debug_after_the_subcommand(tmp_path: Path, env: dict[str, str]) -> None:
+    done = gpuscope(tmp_path, env, "-q", "--", "true")
+    assert (done.returncode, done.stderr) == (0, "")
+    done = gpuscope(tmp_path, env, "--debug", "--", "./missing")
+    assert "Traceback" in done.stderr and "CommandNotFound" in done.stderr
+    analyze = [PY, "-m", "gpuscope", "analyze", str(tmp_path / "none.json"), "--debug"]
+    done = subprocess.run(analyze, env=env, capture_output=True, text=True, timeout=60)
+    assert "Traceback" in done.stderr and "InputError" in done.stderr

@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="SIGKILL the command if it still runs this long after a "
                         "forwarded SIGTERM/SIGINT/SIGHUP (default 30)")  # fmt: skip
     parser.add_argument("--list-tools", action="store_true", help="list the tools and exit")
-    parser.add_argument("--quiet", action="store_true", help="no gpuscope lines on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no gpuscope lines on stderr")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS…]")
 
 

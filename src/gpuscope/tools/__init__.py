@@ -8,8 +8,10 @@
     >>> result.exit_code, result.run_dir                                  # doctest: +SKIP
 
 Modules: `context` (madengine's --additional-context), `config` (tools.json), `registry`
-(tool kinds, plugins), `tool` (the Tool contract), `stack` (stacking order), `child` (the
-process, signals, exit code), `session` (the whole run), `manifest`, `rundir`, `host`,
+(tool kinds, plugins), `tool` (the Tool contract), `stack` (stacking order), `command` (whether
+a command can start: 126/127), `child` (the command's process group, signals, exit code),
+`reaper` and `procs` (the processes it leaves behind), `gpu_processes` (who holds GPU memory),
+`aftermath` (what is recorded of both), `session` (the whole run), `manifest`, `rundir`, `host`,
 `doctor`, and `builtin/` (rocprof, rpd, nsys, ncu, torch_profiler, library tracers, samplers).
 """
 

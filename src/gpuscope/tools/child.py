@@ -1,19 +1,34 @@
-"""Run the wrapped command: exit code passed through, SIGINT/SIGTERM/SIGHUP forwarded.
+"""Run the wrapped command as a job: its own process group, signals forwarded to all of it,
+nothing left behind, its exit code passed through.
 
-`deferred_signals()` blocks those signals (and SIGCHLD) in gpuscope for the whole run, before
-any tool starts a thread, so that no thread is interrupted halfway through saving outputs.
-While the child runs, `run_child` waits for them with `sigtimedwait`, which also says who sent
-each one: a signal sent to gpuscope alone (`kill`, a batch system) is forwarded to the child;
-a Ctrl-C typed at the terminal already reached the child, which shares gpuscope's process
-group, so it is not sent twice. Signals arriving during setup cancel the start; during
-teardown they wait until every tool has saved its outputs. (Where `sigtimedwait` does not
-exist, e.g. macOS, every such signal is forwarded.)
+**A process group of its own.** The command is spawned as the leader of a new process group
+(`posix_spawn(setpgroup=0)`), as a batch system starts a job: every process it starts belongs to
+that group unless it leaves it, so gpuscope can signal and clean up all of them, not only the
+direct child (`bash -c "python train.py & wait"`). A new group rather than a new session
+(`setsid`): the command keeps gpuscope's controlling terminal, so it still writes to it, and
+when gpuscope is the terminal's foreground job the terminal is handed to the command's group for
+the run (_terminal.py), so that it can read from it and the keys (Ctrl-C, Ctrl-Z) reach all of
+it — a shell's job control, with gpuscope standing in for the job.
 
-A child that is still running `kill_after_s` seconds after the first stop signal (it ignores
-SIGTERM, or its own shutdown hangs) is killed with SIGKILL, as a batch system does after its kill
-wait, so that the run ends, the tools tear down and the manifest is written in bounded time.
+**Signals.** `deferred_signals()` blocks SIGINT/SIGTERM/SIGHUP (with SIGCHLD, SIGCONT, SIGTSTP)
+in gpuscope for the whole run, before any tool starts a thread, so that no thread is interrupted
+halfway through saving outputs. While the command runs, `run_child` takes them with
+`sigtimedwait`: SIGINT, SIGTERM and SIGHUP sent to gpuscope (`kill`, a batch system's time
+limit, a Ctrl-C typed while gpuscope keeps the terminal, e.g. in a pipeline) are forwarded to
+the whole group, as are SIGTSTP and SIGCONT. Signals arriving during setup cancel the start;
+during teardown they wait until every tool has saved its outputs. (Where `sigtimedwait` does not
+exist, e.g. macOS, Python handlers forward the stop signals.)
 
-The exit code is the child's own, 128+N when a signal N killed it (as shells report it).
+**The end of the job.** After a stop signal the job ends when all its processes have (those
+left when the command has ended get SIGTERM if they were only sent SIGINT or SIGHUP, which a
+script's background jobs ignore): if any process of the group is still running `kill_after_s`
+seconds after the first stop signal (it ignores SIGTERM, its shutdown hangs), the whole group is
+killed with SIGKILL, as a batch system does after its kill wait. Then whatever is left —
+processes still in the group, and those that left it but carry the run's marker in their
+environment (reaper.py) — gets SIGTERM and, after a short grace, SIGKILL; each one is recorded as
+a `Survivor`.
+
+The exit code is the command's own, 128+N when a signal N killed it (as shells report it).
 """
 
 from __future__ import annotations
@@ -22,18 +37,24 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import FrameType, TracebackType
+from typing import Any
 
+from gpuscope.tools._terminal import Terminal
+from gpuscope.tools.command import spawn_error
+from gpuscope.tools.reaper import Group, Survivor
 from gpuscope.tools.tee import Tee
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_AFTER_S = 30.0  # grace between the first stop signal and SIGKILL (a batch system's kill wait)
-_WATCHED = {*FORWARDED, signal.SIGCHLD}
-_SI_KERNEL = 0x80  # si_code of a signal the kernel raised itself, e.g. the terminal's Ctrl-C
-_POLL_S = 1.0
+REAP_GRACE_S = 2.0  # SIGTERM to SIGKILL for what is left at the end (at most kill_after_s)
+_JOB_CONTROL = (signal.SIGTSTP, signal.SIGCONT)
+_WATCHED = {*FORWARDED, *_JOB_CONTROL, signal.SIGCHLD}
+_POLL_S = 1.0  # the command's exit wakes the wait (SIGCHLD); this bounds a missed wake-up
+_GROUP_POLL_S = 0.05  # its other processes are not gpuscope's children: they are polled
 _CAN_WAIT = hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
 
 
@@ -59,11 +80,13 @@ class ChildResult:
     pid: int
     exit_code: int
     signal: str | None  # the signal that killed the child, if one did
+    survivors: tuple[Survivor, ...] = ()  # other processes of the command that had to be ended
 
 
 @contextmanager
 def deferred_signals(signals: Signals) -> Iterator[Signals]:
-    """Hold SIGINT/SIGTERM/SIGHUP/SIGCHLD for the duration; record and drop the leftovers."""
+    """Hold SIGINT/SIGTERM/SIGHUP/SIGCHLD (and job control) for the duration; record and drop
+    the leftovers."""
     if not _CAN_WAIT:
         yield signals
         return
@@ -77,7 +100,7 @@ def deferred_signals(signals: Signals) -> Iterator[Signals]:
 
 def _drain(signals: Signals) -> None:
     while (info := signal.sigtimedwait(_WATCHED, 0)) is not None:
-        if info.si_signo != signal.SIGCHLD:
+        if info.si_signo in FORWARDED:
             signals.received.append(signal.Signals(info.si_signo).name)
 
 
@@ -88,27 +111,115 @@ def run_child(
     on_start: Callable[[int], None] | None = None,
     tee: Mapping[str, Sequence[Path]] | None = None,
     kill_after_s: float = KILL_AFTER_S,
+    marker: str | None = None,
 ) -> ChildResult:
-    """Start `argv` (argv[0] already resolved to a path), wait, return its exit code.
-    `tee` copies the child's "stdout"/"stderr" into files as well (see tee.py)."""
+    """Start `argv` (argv[0] already resolved to a path) in a process group of its own, wait for
+    it and for the rest of its group, end what is left, return its exit code.
+    `tee` copies the child's "stdout"/"stderr" into files as well (see tee.py); `marker`, a
+    `NAME=value` entry of `env`, finds the processes that left the group (reaper.py)."""
     copier = Tee(tee or {})
-    with copier as tee_fds:
+    with copier as tee_fds, Terminal.open() as terminal:
         pid = _spawn(argv, env, tee_fds)
-        copier.child_started()
-        if on_start is not None:
-            on_start(pid)
-        escalation = _Escalation(pid, signals, kill_after_s)
-        if _CAN_WAIT:
-            return _wait(pid, signals, escalation)
-        return _wait_portable(pid, signals, escalation)
+        group = Group(pid, marker)
+        try:
+            terminal.give(pid)
+            copier.child_started()
+            if on_start is not None:
+                on_start(pid)
+            code = _Supervisor(pid, group, signals, terminal, kill_after_s).run()
+        except BaseException:
+            _abandon(pid, group)
+            raise
+        terminal.take_back()
+        survivors = group.reap(min(kill_after_s, REAP_GRACE_S))
+    return _result(pid, code, survivors)
+
+
+def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, int]) -> int:
+    # The pipes are close-on-exec; dup2 onto 1/2 gives the child its own inheritable copy.
+    actions = [(os.POSIX_SPAWN_DUP2, write_end, fd) for fd, write_end in tee_fds.items()]
+    try:
+        return os.posix_spawn(
+            argv[0], list(argv), dict(env), file_actions=actions, setpgroup=0,
+            setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )  # fmt: skip
+    except OSError as error:
+        raise spawn_error(argv[0], error) from None
+
+
+def _abandon(pid: int, group: Group) -> None:
+    """gpuscope failed while the command ran: never leave it running unsupervised."""
+    group.signal(signal.SIGKILL)
+    with suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+class _Supervisor:
+    """Waits for the command, then for its group, forwarding signals and escalating."""
+
+    def __init__(
+        self, pid: int, group: Group, signals: Signals, terminal: Terminal, grace_s: float
+    ) -> None:
+        self.pid, self.group, self.signals, self.terminal = pid, group, signals, terminal
+        self.escalation = _Escalation(group, signals, grace_s)
+
+    def run(self) -> int:
+        with _waiter() as waiter:
+            code = self._wait_command(waiter)
+            self._wait_group(waiter)
+        return code
+
+    def _wait_command(self, waiter: _Waiter) -> int:
+        options = os.WNOHANG | (os.WUNTRACED if self.terminal.active else 0)
+        while True:
+            self._dispatch(waiter.next(self.escalation.timeout(_POLL_S)))
+            done, status = os.waitpid(self.pid, options)
+            if done == self.pid and os.WIFSTOPPED(status):
+                self.terminal.stopped()  # Ctrl-Z, or a read from the background
+            elif done == self.pid:
+                return os.waitstatus_to_exitcode(status)
+            self.escalation.check()
+
+    def _wait_group(self, waiter: _Waiter) -> None:
+        """After a stop signal the job ends when all of it has, or at the --kill-after deadline
+        (its other processes may be saving a checkpoint); without one, what outlived the
+        command is a leftover, for the reaper."""
+        escalation = self.escalation
+        if escalation.stopped_at is None or escalation.fired or not self.group.alive():
+            return
+        if "SIGTERM" not in self.signals.forwarded:
+            # a script's background jobs ignore SIGINT (POSIX), nohup's SIGHUP: SIGTERM them
+            self.group.terminate()
+            self.signals.forwarded.append("SIGTERM")
+        while not escalation.fired and self.group.alive():
+            self._dispatch(waiter.next(escalation.timeout(_GROUP_POLL_S)))
+            escalation.check()
+
+    def _dispatch(self, signo: int | None) -> None:
+        if signo is None or signo == signal.SIGCHLD:
+            return
+        if signo in FORWARDED:
+            name = signal.Signals(signo).name
+            self.signals.received.append(name)
+            if self.group.signal(signo):
+                self.signals.forwarded.append(name)
+            self.escalation.stop_requested()
+        elif signo == signal.SIGTSTP:
+            self.group.signal(signo)  # the command stops; with a terminal, gpuscope follows
+        elif signo == signal.SIGCONT:
+            self.terminal.resumed()
 
 
 class _Escalation:
-    """SIGKILL for a child still alive `grace_s` after the first stop signal."""
+    """SIGKILL for the group still alive `grace_s` after the first stop signal."""
 
-    def __init__(self, pid: int, signals: Signals, grace_s: float) -> None:
-        self.pid, self.signals, self.grace_s = pid, signals, grace_s
+    def __init__(self, group: Group, signals: Signals, grace_s: float) -> None:
+        self.group, self.signals, self.grace_s = group, signals, grace_s
         self.stopped_at: float | None = None
+
+    @property
+    def fired(self) -> bool:
+        return self.signals.escalated_after_s is not None
 
     def stop_requested(self) -> None:
         if self.stopped_at is None:
@@ -116,87 +227,76 @@ class _Escalation:
 
     def timeout(self, poll_s: float) -> float:
         """How long the next wait may last."""
-        if self.stopped_at is None:
+        if self.stopped_at is None or self.fired:
             return poll_s
         return max(0.0, min(poll_s, self.stopped_at + self.grace_s - time.monotonic()))
 
     def check(self) -> None:
-        if self.stopped_at is None or self.signals.escalated_after_s is not None:
+        if self.stopped_at is None or self.fired:
             return
         waited = time.monotonic() - self.stopped_at
         if waited < self.grace_s:
             return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
+        self.group.kill()
         self.signals.forwarded.append("SIGKILL")
         self.signals.escalated_after_s = round(waited, 3)
 
 
-def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, int]) -> int:
-    # The pipes are close-on-exec; dup2 onto 1/2 gives the child its own inheritable copy.
-    actions = [(os.POSIX_SPAWN_DUP2, write_end, fd) for fd, write_end in tee_fds.items()]
-    return os.posix_spawn(
-        argv[0], list(argv), dict(env), file_actions=actions,
-        setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-    )  # fmt: skip
+class _Waiter:
+    """The next signal for gpuscope within `timeout` seconds (None: none came)."""
+
+    def next(self, timeout: float) -> int | None:
+        info = signal.sigtimedwait(_WATCHED, timeout)
+        return None if info is None else info.si_signo
+
+    def __enter__(self) -> _Waiter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
 
 
-def _wait(pid: int, signals: Signals, escalation: _Escalation) -> ChildResult:
-    while True:
-        info = signal.sigtimedwait(_WATCHED, escalation.timeout(_POLL_S))
-        if info is not None and info.si_signo != signal.SIGCHLD:
-            from_terminal = info.si_code == _SI_KERNEL and _same_group(pid)
-            _forward(pid, info.si_signo, signals, skip=from_terminal)
-            escalation.stop_requested()
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return _result(pid, os.waitstatus_to_exitcode(status))
-        escalation.check()
+class _HandlerWaiter(_Waiter):
+    """Without sigtimedwait: Python handlers queue the stop signals."""
 
+    def __init__(self) -> None:
+        self._queue: list[int] = []
+        self._previous: dict[int, Any] = {}
 
-def _forward(pid: int, signo: int, signals: Signals, skip: bool = False) -> None:
-    name = signal.Signals(signo).name
-    signals.received.append(name)
-    if skip:
-        return  # typed at the terminal: the child, in our process group, got it already
-    try:
-        os.kill(pid, signo)
-    except ProcessLookupError:
-        return
-    signals.forwarded.append(name)
+    def next(self, timeout: float) -> int | None:
+        if not self._queue:
+            time.sleep(min(timeout, 0.01))
+        return self._queue.pop(0) if self._queue else None
 
+    def __enter__(self) -> _Waiter:
+        def queue(signo: int, frame: FrameType | None) -> None:
+            del frame
+            self._queue.append(signo)
 
-def _same_group(pid: int) -> bool:
-    try:
-        return os.getpgid(pid) == os.getpgrp()
-    except ProcessLookupError:
-        return False
+        self._previous = {signo: signal.signal(signo, queue) for signo in FORWARDED}
+        return self
 
-
-def _result(pid: int, code: int) -> ChildResult:
-    if code >= 0:
-        return ChildResult(pid=pid, exit_code=code, signal=None)
-    return ChildResult(pid=pid, exit_code=128 - code, signal=signal.Signals(-code).name)
-
-
-def _wait_portable(pid: int, signals: Signals, escalation: _Escalation) -> ChildResult:
-    """Without sigtimedwait: Python handlers forward every SIGINT/SIGTERM/SIGHUP."""
-
-    def forward(signo: int, frame: FrameType | None) -> None:
-        del frame
-        _forward(pid, signo, signals)
-        escalation.stop_requested()
-
-    previous = {signo: signal.signal(signo, forward) for signo in FORWARDED}
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done == pid:
-                return _result(pid, os.waitstatus_to_exitcode(status))
-            escalation.check()
-            time.sleep(0.01)
-    finally:
-        for signo, handler in previous.items():
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for signo, handler in self._previous.items():
             signal.signal(signo, handler)
+
+
+def _waiter() -> _Waiter:
+    return _Waiter() if _CAN_WAIT else _HandlerWaiter()
+
+
+def _result(pid: int, code: int, survivors: tuple[Survivor, ...]) -> ChildResult:
+    if code >= 0:
+        return ChildResult(pid=pid, exit_code=code, signal=None, survivors=survivors)
+    name = signal.Signals(-code).name
+    return ChildResult(pid=pid, exit_code=128 - code, signal=name, survivors=survivors)

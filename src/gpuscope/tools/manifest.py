@@ -14,8 +14,17 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
     started_at, ended_at   UTC, ISO 8601;  duration_s (monotonic)
     child_pid, exit_code, signal   signal = name of the signal that killed the command
     signals           {received: [...], forwarded: [...], killed_after_s} by gpuscope during the
-                      run; killed_after_s: the command outlived the --kill-after grace and was
-                      sent SIGKILL that long after the first stop signal (else null)
+                      run, to the command's process group (forwarded also holds the SIGTERM
+                      sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
+                      killed_after_s: the group outlived the --kill-after grace and was sent
+                      SIGKILL that long after the first stop signal (else null)
+    survivors         [{pid, command, found, signal, ended}]: the command's other processes that
+                      gpuscope had to end — still running at --kill-after (SIGKILL) or after the
+                      command ended (SIGTERM, then SIGKILL); found: "process group" or
+                      "environment" (it had left the group; GPUSCOPE_JOB in its environment);
+                      signal: the last one sent (null: not permitted); ended: gone at the end
+    gpu_processes     [{gpu, pid, used_bytes, command, of_this_run}]: every process holding GPU
+                      memory once the run's processes were ended (NVML / amdsmi; [] without)
     files             [{path, bytes}] relative to run_dir
     warnings, error
     clocks            {realtime_ns, monotonic_ns, boottime_ns, read_ns} read back to back at the
@@ -77,6 +86,8 @@ class Manifest:
     launcher: str | None = None  # torchrun, srun, mpirun, forced: per-rank folders (ranks.py)
     ranks: list[dict[str, Any]] = field(default_factory=list)
     hosts: list[dict[str, Any]] = field(default_factory=list)
+    survivors: list[dict[str, Any]] = field(default_factory=list)  # reaper.Survivor.to_dict()
+    gpu_processes: list[dict[str, Any]] = field(default_factory=list)  # aftermath.py
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpuscope import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
+from gpuscope.tools import aftermath, command
 from gpuscope.tools.child import (
     KILL_AFTER_S,
     ChildResult,
@@ -30,7 +31,10 @@ from gpuscope.tools.child import (
     deferred_signals,
     run_child,
 )
+from gpuscope.tools.command import CommandNotExecutable as CommandNotExecutable
+from gpuscope.tools.command import CommandNotFound as CommandNotFound
 from gpuscope.tools.config import ToolConfig
+from gpuscope.tools.gpu_processes import Query
 from gpuscope.tools.host import HostInfo, detect_host
 from gpuscope.tools.manifest import Manifest, read_clocks, utc_iso
 from gpuscope.tools.registry import Planned, Registry, default_registry, instantiate
@@ -39,12 +43,6 @@ from gpuscope.tools.stack import Composition, compose, open_layers
 from gpuscope.tools.tool import Layer, Notes, RunContext
 
 Progress = Callable[[str], None]
-
-
-class CommandNotFound(InputError):
-    """The command to run does not exist: exit 127, as shells, `env` and `timeout` do."""
-
-    exit_code = 127
 
 
 @dataclass(frozen=True)
@@ -73,21 +71,24 @@ def run(
     env: Mapping[str, str] | None = None,
     host: HostInfo | None = None,
     progress: Progress | None = None,
+    gpu_processes: Query | None = None,
 ) -> RunResult:
-    """Run `request.command` inside its tools; raise before starting if a tool cannot work."""
+    """Run `request.command` inside its tools; raise before starting if a tool cannot work.
+    `gpu_processes` lists the processes holding GPU memory at the end (default: NVML/amdsmi
+    for the host's vendor)."""
     if not request.command:
         raise InputError("nothing to run: give the command after --, e.g. gpuscope run -- ./app")
     host = host if host is not None else detect_host(use_nvml=False)  # NVML init: 0.1-1 s
     planned = instantiate(request.tools, registry or default_registry())
-    ctx = _context(request, host, env)
-    _preflight(planned, ctx)
+    ctx = _preflight(planned, _context(request, host, env))
     started = datetime.now(timezone.utc)
     run_id, run_dir = create_run_dir(request.output_dir, started)
     ctx = replace(ctx, run_dir=run_dir.resolve(), run_id=run_id)
     manifest = _start_manifest(request, ctx, host, started)
     if progress is not None:
         progress(f"run {run_id} -> {run_dir}")
-    exit_code = _run_recorded(planned, ctx, manifest, request.kill_after_s)
+    gpus = gpu_processes or _gpu_query(ctx.vendor)
+    exit_code = _run_recorded(planned, ctx, manifest, _Job(request.kill_after_s, gpus))
     return RunResult(run_id=run_id, run_dir=run_dir, exit_code=exit_code, manifest=manifest)
 
 
@@ -110,7 +111,9 @@ def model_name(command: Sequence[str]) -> str:
     return Path(script or command[0]).stem
 
 
-def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
+def _preflight(planned: Sequence[Planned], ctx: RunContext) -> RunContext:
+    """Every check that needs nothing started; the context with the command as it will run
+    (command.py: a script without #! runs with /bin/sh, 126/127 raised as shells exit)."""
     configs = [c for t in planned for c in t.configs]
     _warn_conflicts(configs, ctx)
     problems = [p for p in (_vendor_problem(c, ctx) for c in configs) if p]
@@ -119,10 +122,10 @@ def _preflight(planned: Sequence[Planned], ctx: RunContext) -> None:
             item.tool.check(ctx)
         except ToolError as error:
             problems.append(str(error))
-    if ctx.which(ctx.command[0]) is None:
-        raise CommandNotFound(f"command not found: {ctx.command[0]} (not on PATH, not a file)")
+    prepared = command.prepare(ctx.command, ctx.base_env.get("PATH", ""))
     if problems:
         raise ToolError("; ".join(problems))
+    return replace(ctx, command=prepared)
 
 
 def _warn_conflicts(configs: Sequence[ToolConfig], ctx: RunContext) -> None:
@@ -178,15 +181,30 @@ def _platform() -> str:
     return f"{u.sysname}-{u.release}-{u.machine}"
 
 
+@dataclass(frozen=True)
+class _Job:
+    kill_after_s: float
+    gpu_processes: Query
+
+
+def _gpu_query(vendor: str | None) -> Query:
+    from gpuscope.tools import gpu_processes
+
+    return lambda: gpu_processes.query(vendor)
+
+
 def _run_recorded(
-    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, kill_after_s: float
+    planned: Sequence[Planned], ctx: RunContext, manifest: Manifest, job: _Job
 ) -> int:
     """Run the stack; whatever happens, rewrite the manifest with what is known."""
     signals = Signals()
     started = time.monotonic()
     try:
         with deferred_signals(signals):
-            child = _run_stack(planned, ctx, manifest, signals, kill_after_s)
+            child = _run_stack(planned, ctx, manifest, signals, job.kill_after_s)
+            if child is not None:
+                marker = f"{aftermath.MARKER}={manifest.env[aftermath.MARKER]}"
+                aftermath.record(manifest, ctx.notes, child, marker, job.gpu_processes)
     except BaseException as error:
         _record_failure(manifest, error)
         raise
@@ -198,6 +216,8 @@ def _run_recorded(
 def _record_failure(manifest: Manifest, error: BaseException) -> None:
     if manifest.child_pid is None:
         manifest.status = "not_started"
+        if isinstance(error, GpuscopeError):
+            manifest.exit_code = error.exit_code  # e.g. 126/127: the wrapper cannot run
     detail = str(error) if isinstance(error, GpuscopeError) else f"{type(error).__name__}: {error}"
     manifest.error = detail
 
@@ -220,12 +240,13 @@ def _run_stack(
         manifest.env.update(ranked)
         if signals.pending_stop():
             return None
-        argv = (_resolve(composition.argv[0], env), *composition.argv[1:])
+        argv = _spawnable(composition.argv, env)
         return _run_marked(argv, env, layers, signals, manifest, kill_after_s)
 
 
 def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
-    own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id}
+    own = {"GPUSCOPE_RUN_DIR": str(ctx.run_dir), "GPUSCOPE_RUN_ID": ctx.run_id,
+           aftermath.MARKER: f"{ctx.run_id}.{os.getpid()}"}  # fmt: skip
     return {**ctx.base_env, **composition.env, **own}
 
 
@@ -245,11 +266,12 @@ def _per_rank_env(
     return ranks.child_env(ctx.run_dir, kind, env, ctx.base_env, samplers)
 
 
-def _resolve(program: str, env: Mapping[str, str]) -> str:
-    found = RunContext(Path(), "", (), env).which(program)
-    if found is None:
-        raise CommandNotFound(f"command not found: {program}")
-    return found
+def _spawnable(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:
+    """The composed command line (a tool's wrapper first) checked as the command was, with its
+    program resolved to a path (posix_spawn does not search PATH)."""
+    path = env.get("PATH", "")
+    prepared = command.prepare(argv, path)
+    return (command.locate(prepared[0], path), *prepared[1:])
 
 
 def _run_marked(
@@ -267,7 +289,8 @@ def _run_marked(
     _mark(layers, "workload_start")
     try:
         started = lambda pid: _started(manifest, pid)  # noqa: E731
-        return run_child(argv, env, signals, started, tee, kill_after_s)
+        marker = f"{aftermath.MARKER}={env[aftermath.MARKER]}"
+        return run_child(argv, env, signals, started, tee, kill_after_s, marker)
     finally:
         _mark(layers, "workload_end")
 
@@ -294,7 +317,8 @@ def _record_stack(
     manifest.tools = [_tool_entry(p, layer, composition) for p, layer in pairs]
     manifest.argv = list(composition.argv)
     manifest.env = {**manifest.env, **composition.env}
-    manifest.env.update({k: env[k] for k in ("GPUSCOPE_RUN_DIR", "GPUSCOPE_RUN_ID")})
+    own = ("GPUSCOPE_RUN_DIR", "GPUSCOPE_RUN_ID", aftermath.MARKER)
+    manifest.env.update({k: env[k] for k in own})
     manifest.write()
 
 

@@ -1,4 +1,5 @@
-"""The child process: exit code passed through, 128+N on signal N, forwarding, tee."""
+"""The child process: exit code passed through, 128+N on signal N, forwarding to its process
+group, --kill-after, the processes it leaves behind, tee."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from gpuscope.tools.child import Signals, deferred_signals, run_child
+from gpuscope.tools.child import ChildResult, Signals, deferred_signals, run_child
+from gpuscope.tools.command import CommandNotExecutable
 
 ENV = dict(os.environ)
 
@@ -82,3 +85,118 @@ def test_tee_keeps_what_was_written_before_a_kill(tmp_path: Path) -> None:
     exit_code, _, _ = _run(code, tee={"stdout": [copy]})
     assert exit_code == 137
     assert copy.read_text() == "Running kernel: Cijk_x\n"
+
+
+# --- the command as a job: its process group, what it leaves behind (Linux /proc) ---
+
+LINUX = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+
+
+def _run_argv(argv: list[str], **kwargs: object) -> tuple[ChildResult, Signals]:
+    signals = Signals()
+    with deferred_signals(signals):
+        result = run_child(argv, ENV, signals, **kwargs)  # type: ignore[arg-type]
+    return result, signals
+
+
+def _signal_when(path: Path, signo: int) -> object:
+    """on_start: send `signo` to gpuscope's main thread once `path` exists (the command ready)."""
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def wait_then_signal() -> None:
+        deadline = time.monotonic() + 20
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        signal.pthread_kill(main, signo)
+
+    return lambda pid: threading.Thread(target=wait_then_signal, daemon=True).start()
+
+
+def _leaves_behind(ready: Path, code: str, then: str) -> list[str]:
+    """sh starting Python `code` in the background, waiting until it has written `ready`
+    (so that it is more than a fork of sh), then running `then`."""
+    wait = f"while [ ! -e {ready} ]; do sleep 0.02; done"
+    return ["/bin/sh", "-c", f'"{sys.executable}" -c "$0" & {wait}; {then}', code]
+
+
+@LINUX
+def test_a_process_left_behind_is_ended_and_the_exit_code_kept(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    code = f"import time; open({str(ready)!r}, 'w').close(); time.sleep(60)"
+    result, _ = _run_argv(_leaves_behind(ready, code, "exit 3"))
+    assert result.exit_code == 3
+    (survivor,) = result.survivors
+    assert survivor.command == (sys.executable, "-c", code)
+    assert (survivor.found, survivor.signal, survivor.ended) == ("process group", "SIGTERM", True)
+
+
+@LINUX
+def test_sigterm_reaches_every_process_of_the_group(tmp_path: Path) -> None:
+    """The shell dies at once; its background child handles SIGTERM (slowly): the job ends
+    when that child has, and it is not a survivor."""
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    child = (f"import pathlib, signal, sys, time\n"
+             f"def stop(signo, frame):\n"
+             f"    time.sleep(0.3); pathlib.Path({str(got)!r}).write_text('TERM'); sys.exit(0)\n"
+             f"signal.signal(signal.SIGTERM, stop)\n"
+             f"pathlib.Path({str(ready)!r}).touch()\n"
+             f"time.sleep(60)\n")  # fmt: skip
+    argv = ["/bin/sh", "-c", f'"{sys.executable}" -c "$0" & wait', child]
+    result, signals = _run_argv(argv, on_start=_signal_when(ready, signal.SIGTERM))
+    assert (result.exit_code, result.signal) == (143, "SIGTERM")
+    assert got.read_text() == "TERM" and result.survivors == ()
+    assert signals.forwarded == ["SIGTERM"]
+
+
+@LINUX
+def test_what_outlives_the_command_after_sigint_gets_sigterm(tmp_path: Path) -> None:
+    """A script's background job ignores SIGINT (POSIX): when the script has died of the
+    forwarded SIGINT, the rest of the group gets SIGTERM, without waiting for --kill-after."""
+    ready = tmp_path / "ready"
+    code = f"import time; open({str(ready)!r}, 'w').close(); time.sleep(60)"
+    argv = _leaves_behind(ready, code, "wait")
+    started = time.monotonic()
+    result, signals = _run_argv(argv, on_start=_signal_when(ready, signal.SIGINT), kill_after_s=30)
+    assert time.monotonic() - started < 15  # not the 30 s of --kill-after
+    assert (result.exit_code, result.signal) == (130, "SIGINT")
+    assert signals.forwarded == ["SIGINT", "SIGTERM"] and signals.escalated_after_s is None
+    (survivor,) = result.survivors
+    assert survivor.command == (sys.executable, "-c", code)
+    assert (survivor.signal, survivor.ended) == ("SIGTERM", True)
+
+
+@LINUX
+def test_kill_after_sigkills_the_whole_group(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    script = f"trap '' TERM; sleep 300 & sleep 301 & : > {ready}; wait"
+    result, signals = _run_argv(
+        ["/bin/sh", "-c", script], on_start=_signal_when(ready, signal.SIGTERM), kill_after_s=0.5
+    )
+    assert (result.exit_code, result.signal) == (137, "SIGKILL")
+    assert signals.forwarded == ["SIGTERM", "SIGKILL"] and signals.escalated_after_s is not None
+    assert len(result.survivors) == 2  # (a fork not yet exec'd shows sh's command line)
+    assert all("sleep 30" in " ".join(s.command) for s in result.survivors)
+    assert all(s.signal == "SIGKILL" and s.ended for s in result.survivors)
+
+
+@LINUX
+def test_a_process_that_left_the_group_is_found_by_the_marker(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    escapee = f"import os, time; os.setsid(); open({str(ready)!r}, 'w').close(); time.sleep(60)"
+    signals = Signals()
+    env = {**ENV, "GPUSCOPE_JOB": "unit.1"}
+    with deferred_signals(signals):
+        argv = _leaves_behind(ready, escapee, "exit 0")
+        result = run_child(argv, env, signals, marker="GPUSCOPE_JOB=unit.1")
+    assert result.exit_code == 0
+    (survivor,) = result.survivors
+    assert survivor.found == "environment" and survivor.ended and survivor.signal == "SIGTERM"
+
+
+def test_a_binary_exec_refuses_is_exit_126_and_nothing_runs(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"AB\0\x01garbage")
+    garbage.chmod(0o755)
+    with pytest.raises(CommandNotExecutable, match="cannot execute binary file"):
+        _run_argv([str(garbage)])

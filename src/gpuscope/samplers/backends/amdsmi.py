@@ -32,6 +32,15 @@ class AmdSmiBackend:
         self._handles = list(amdsmi.amdsmi_get_processor_handles())
         self._energy_ok = [True] * len(self._handles)
 
+    @property
+    def library(self) -> Any:
+        """The initialized Python module, for queries beyond power and VRAM (gpu_processes.py)."""
+        return self._amdsmi
+
+    @property
+    def handles(self) -> list[Any]:
+        return list(self._handles)
+
     def device_count(self) -> int:
         return len(self._handles)
 
@@ -61,7 +70,7 @@ class AmdSmiBackend:
             return joules_from_energy_count(
                 self._amdsmi.amdsmi_get_energy_count(self._handles[device])
             )
-        except _errors(self._amdsmi):  # not supported on this device: stop asking
+        except errors_of(self._amdsmi):  # not supported on this device: stop asking
             self._energy_ok[device] = False
             return None
 
@@ -118,7 +127,7 @@ def _release(amdsmi: Any) -> None:
             amdsmi.amdsmi_shut_down()
 
 
-def _errors(amdsmi: Any) -> type[Exception]:
+def errors_of(amdsmi: Any) -> type[Exception]:
     """amdsmi's exception base class (every amdsmi error derives from it)."""
     base = getattr(amdsmi, "AmdSmiException", Exception)
     return base if isinstance(base, type) and issubclass(base, Exception) else Exception
@@ -138,7 +147,7 @@ def open_amdsmi() -> AmdSmiBackend:
         ) from missing
     try:
         _acquire(amdsmi)
-    except _errors(amdsmi) as error:
+    except errors_of(amdsmi) as error:
         raise BackendUnavailable(f"amdsmi did not initialize ({error})") from error
     backend = AmdSmiBackend(amdsmi)
     if backend.device_count() == 0:

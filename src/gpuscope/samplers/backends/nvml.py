@@ -28,6 +28,15 @@ class NvmlBackend:
         self._energy_ok = [True] * count
         self._memory_v2 = hasattr(nvml, "nvmlMemory_v2")
 
+    @property
+    def library(self) -> Any:
+        """The initialized Python module, for queries beyond power and VRAM (gpu_processes.py)."""
+        return self._nvml
+
+    @property
+    def handles(self) -> list[Any]:
+        return list(self._handles)
+
     def device_count(self) -> int:
         return len(self._handles)
 
