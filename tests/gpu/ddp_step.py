@@ -1,6 +1,7 @@
 """A small DDP training loop for tests/gpu/test_multirank_gpu.py: run it under torchrun with two
-GPUs. Rank `--slow-rank` does extra matrix products on its GPU before every step, so it reaches
-each gradient all-reduce late and the other rank waits inside NCCL for it.
+GPUs. Rank `--slow-rank` does extra matrix products on its GPU before every step (or, with
+`--extra-matmuls 0 --host-delay-ms 25`, its host is late), so it reaches each gradient all-reduce
+late and the other rank waits inside NCCL for it.
 
     torchrun --nproc-per-node 2 tests/gpu/ddp_step.py --steps 12
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -21,6 +23,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--slow-rank", type=int, default=1)
     parser.add_argument("--extra-matmuls", type=int, default=8)
+    parser.add_argument("--host-delay-ms", type=float, default=0.0,
+                        help="the slow rank's host also waits this long before every step, "
+                        "after syncing with its GPU (a late host, not more GPU work)")  # fmt: skip
     args = parser.parse_args()
     dist.init_process_group("nccl")
     rank, local = dist.get_rank(), int(os.environ["LOCAL_RANK"])
@@ -34,6 +39,9 @@ def main() -> None:
         if rank == args.slow_rank:
             for _ in range(args.extra_matmuls):
                 extra = torch.tanh(extra @ extra)
+            if args.host_delay_ms:
+                torch.cuda.synchronize()
+                time.sleep(args.host_delay_ms / 1000)
         loss = ddp(x).square().mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -4,8 +4,9 @@ GPU work before every step.
 
 Checked against the raw events of the two Kineto traces, read here with json and plain loops:
 each rank's communication and exposed communication (NCCL kernel time with no other kernel on
-the GPU), which NCCL kernels of the two ranks are one collective (overlapping, ending within
-1 ms), who starts last and how long the other waits; and the run directory's layout.
+the GPU), which NCCL kernels of the two ranks are one collective (the i-th of each rank, as NCCL
+orders them, when they overlap), who starts last and how long the other waits; and the run
+directory's layout.
 
     python -m pytest -q tests/gpu/test_multirank_gpu.py        # on a machine with 2 GPUs
 """
@@ -113,10 +114,28 @@ def test_exposed_communication_per_rank_matches_the_raw_kernels(run_dir: Path, r
     assert mine["exposed_communication_us"] * 1000 == pytest.approx(uncovered(comm, compute), abs=1)
 
 
+def sequence_pairs(
+    a: list[tuple[int, int]], b: list[tuple[int, int]]
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The NCCL kernels of two ranks paired as NCCL runs them: the collectives of one
+    communicator execute in the same order on every rank, so the i-th of one rank is the i-th
+    of the other — up to the few each profiling window cut off at its edges (the shift whose
+    pairs end closest together). An overlap test pairs a kernel with every neighbour that ends
+    within its window (11 "pairs" for 7 collectives on an H200 pair)."""
+
+    def pairs(shift: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        return list(zip(a[max(shift, 0) :], b[max(-shift, 0) :]))  # noqa: B905 (windows differ)
+
+    def spread(shift: int) -> float:
+        found = pairs(shift)
+        return statistics.median(abs(x[1] - y[1]) for x, y in found) if found else float("inf")
+
+    return pairs(min(range(-3, 4), key=spread))
+
+
 def test_the_slow_rank_arrives_last_and_the_wait_matches_the_raw_kernels(run_dir: Path) -> None:
     comm = [[(s, e) for s, e, nccl in kernels(trace_of(run_dir, r)) if nccl] for r in (0, 1)]
-    pairs = [(a, b) for a in comm[0] for b in comm[1]
-             if a[0] < b[1] and b[0] < a[1] and abs(a[1] - b[1]) <= 1_000_000]  # fmt: skip
+    pairs = [(a, b) for a, b in sequence_pairs(comm[0], comm[1]) if a[0] < b[1] and b[0] < a[1]]
     assert pairs
     offset = statistics.median(a[1] - b[1] for a, b in pairs)  # one host: near 0
     late = [b[0] + offset - a[0] for a, b in pairs]  # > 0: rank 1 started after rank 0

@@ -46,7 +46,7 @@ def test_two_ranks_of_one_job_get_the_cross_rank_report_everywhere(tmp_path: Pat
     ids = [f["id"] for f in ranks["findings"]]
     assert "rank-straggler" in ids and "ranks-partial" in ids
     markdown = (tmp_path / "out.md").read_text()
-    assert markdown.index("Across ranks (2 of 128 ranks)") < markdown.index("Comparison")
+    assert markdown.index("Across ranks (2 of 128 ranks)") < markdown.index("All 2 traces")
     assert "Across ranks (2 of 128 ranks)" in (tmp_path / "out.html").read_text()
     assert "Across ranks" in done.stdout and "rank-straggler" in done.stdout
 
