@@ -37,13 +37,13 @@ class Reader(Protocol):
 
 # name -> "module:Class"; the order is the sniffing order (specific formats before generic JSON)
 BUILTIN = {
-    "rocprof": "gpuscope.trace.readers.rocprof:RocprofReader",
-    "rocprofv3": "gpuscope.trace.readers.rocprofv3:Rocprofv3Reader",
-    "rocpd": "gpuscope.trace.readers.rocpd:RocpdReader",
-    "rpd": "gpuscope.trace.readers.rpd:RpdReader",
-    "nsys": "gpuscope.trace.readers.nsys:NsysReader",
-    "ncu": "gpuscope.trace.readers.ncu:NcuReader",
-    "kineto": "gpuscope.trace.readers.kineto:KinetoReader",
+    "rocprof": "gpuscope.trace.readers.rocprof.reader:RocprofReader",
+    "rocprofv3": "gpuscope.trace.readers.rocprofv3.reader:Rocprofv3Reader",
+    "rocpd": "gpuscope.trace.readers.rocpd.reader:RocpdReader",
+    "rpd": "gpuscope.trace.readers.rpd.reader:RpdReader",
+    "nsys": "gpuscope.trace.readers.nsys.reader:NsysReader",
+    "ncu": "gpuscope.trace.readers.ncu.reader:NcuReader",
+    "kineto": "gpuscope.trace.readers.kineto.reader:KinetoReader",
 }
 FORMATS_HELP = (
     "Kineto/Chrome trace JSON (torch.profiler), rocprof v1 (results.csv, *.stats.csv, "
