@@ -26,7 +26,7 @@ from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._copies import copy_kind
 from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport
 from gpuscope.trace.model import ANNOTATION, I64, MEMCPY, UNKNOWN_MEMORY, Device, Trace
-from gpuscope.trace.readers.kineto._decode import text_us_to_ns
+from gpuscope.trace.readers.kineto import text_us_to_ns
 from gpuscope.trace.readers.rpd import _vocab as vocab
 
 _START = re.compile(rb'^\s*(\{\s*"traceEvents"\s*:\s*)?\[\s*\{\s*\}')
