@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,7 +29,10 @@ from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._csv import parse_int
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import KERNEL, Device, Trace
-from gpuscope.trace.readers.ncu._page import Kernel, Page, read_page
+
+# every input is sniffed with this module (a Kineto JSON too): the read path is imported on read
+if TYPE_CHECKING:
+    from gpuscope.trace.readers.ncu._page import Kernel, Page
 
 _HEADER = re.compile(rb'^\s*"?ID"?,"?Process ID"?,', re.MULTILINE)
 _NCU_LINE = re.compile(rb"^==(PROF|WARNING|ERROR)== ", re.MULTILINE)
@@ -71,6 +74,8 @@ class NcuReader:
         return str(where.parent / (found.group("stem") if found else stem))
 
     def read_group(self, paths: Sequence[str], progress: Progress | None = None) -> Trace:
+        from gpuscope.trace.readers.ncu._page import read_page
+
         pages = [read_page(path) for path in paths]
         raw = next((p for p in pages if p.layout == "raw"), None)
         details = next((p for p in pages if p.layout == "details"), None)

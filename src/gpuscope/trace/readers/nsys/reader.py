@@ -22,9 +22,11 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace import _csv, _sniff
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
-from gpuscope.trace.readers.nsys import _db, _export, _stats
+from gpuscope.trace.readers.nsys import _export
 from gpuscope.trace.readers.nsys import _reports as rep
 from gpuscope.trace.readers.nsys import _stats_text as text_stats
+
+# every input is sniffed with this module (a Kineto JSON too): the read path is imported on read
 
 EXPECTED = (
     "an Nsight Systems output: a SQLite export (nsys export --type sqlite), a .nsys-rep "
@@ -64,6 +66,8 @@ class NsysReader:
                     raise
                 return _stale(databases[0], reports[0])
         if databases:
+            from gpuscope.trace.readers.nsys import _db
+
             return _db.read_export(databases[0])
         stats = [p for p in paths if kinds[p] in ("csv", "text")]
         if not stats:
@@ -74,6 +78,8 @@ class NsysReader:
 def _kind(path: str) -> str | None:
     """'sqlite', 'report', 'csv' or 'text' (stats output), else None."""
     if _sniff.is_sqlite(path):
+        from gpuscope.trace.readers.nsys import _db
+
         return "sqlite" if _db.is_export(_sniff.sqlite_names(path)) else None
     if _export.is_report(path):
         return "report"
@@ -96,6 +102,8 @@ def _asked_for(path: str) -> str | None:
 
 
 def _read_report(path: str) -> Trace:
+    from gpuscope.trace.readers.nsys import _db
+
     report = Path(path)
     with _export.exported(report, _db.is_export) as export:
         trace = _db.read_export(str(export.sqlite))
@@ -111,6 +119,8 @@ def _read_report(path: str) -> Trace:
 
 def _stale(database: str, report: str) -> Trace:
     """The export beside a report when nsys is not there to export the report again."""
+    from gpuscope.trace.readers.nsys import _db
+
     trace = _db.read_export(database)
     note = (
         f"{Path(database).name} is older than {Path(report).name} and nsys is not installed "
@@ -121,6 +131,8 @@ def _stale(database: str, report: str) -> Trace:
 
 
 def _read_stats(paths: list[str], kinds: dict[str, str | None]) -> Trace:
+    from gpuscope.trace.readers.nsys import _stats
+
     builder = _stats.StatsBuilder()
     skipped: list[str] = []
     formats = set()

@@ -15,18 +15,20 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff, _sql
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._jsonstream import Progress
-from gpuscope.trace._sql_scan import Scan
 from gpuscope.trace.model import Device, Trace
-from gpuscope.trace.readers.rocpd import _gpu, _host
 from gpuscope.trace.readers.rocpd import _meta as about
 from gpuscope.trace.readers.rocpd._meta import DISPATCH, Run
-from gpuscope.trace.readers.rocpd._run import RUN_BITS, RunReader
+
+# every input is sniffed with this module (a Kineto JSON too): the read path is imported on read
+if TYPE_CHECKING:
+    from gpuscope.trace._sql_scan import Scan
+    from gpuscope.trace.readers.rocpd._run import RunReader
 
 EXPECTED = "a rocprofv3 rocpd database (<pid>_results.db)"
 SUFFIX = "_results.db"
@@ -52,6 +54,8 @@ class RocpdReader:
         return str(file.parent / prefix)
 
     def read(self, path: str, progress: Progress | None = None) -> Trace:
+        from gpuscope.trace._sql_scan import Scan
+
         with _sql.database(path, EXPECTED) as db:
             names = _sql.objects(db)
             _check_schema(names)
@@ -67,6 +71,8 @@ def _check_schema(names: dict[str, str]) -> None:
 
 
 def _read(scan: Scan, names: dict[str, str]) -> Trace:
+    from gpuscope.trace.readers.rocpd._run import RUN_BITS, RunReader
+
     db, path = scan.db, scan.path
     runs = about.runs(names)
     parts = TraceParts()
@@ -86,6 +92,8 @@ def _read(scan: Scan, names: dict[str, str]) -> Trace:
 
 
 def _read_run(reader: RunReader) -> dict[str, str]:
+    from gpuscope.trace.readers.rocpd import _gpu, _host
+
     events, first = _gpu.kernels(reader)
     _gpu.copies(reader)
     _host.regions(reader)
@@ -102,6 +110,8 @@ def _meta(
     counts: dict[str, int],
     units: dict[str, str],
 ) -> Any:
+    from gpuscope.trace.readers.rocpd._run import RUN_BITS
+
     process = about.process(db, runs)
     info = [about.metadata(db, run) for run in runs]
     used = {int(d) for d in set(trace.gpu.device.tolist())}

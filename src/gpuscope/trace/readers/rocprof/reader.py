@@ -23,13 +23,14 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace import _csv, _sniff
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
-from gpuscope.trace.readers.rocprof._db import is_rocprof_db, read_db
 from gpuscope.trace.readers.rocprof._dispatch_csv import is_dispatch_header, read_dispatch_csv
 from gpuscope.trace.readers.rocprof._json import is_rocprof_json, read_json
-from gpuscope.trace.readers.rocprof._merge import merge
 from gpuscope.trace.readers.rocprof._piece import Piece
 from gpuscope.trace.readers.rocprof._stats import is_stats_header, read_stats
 from gpuscope.trace.readers.rocprof._sysinfo import is_sysinfo, read_sysinfo
+
+# every input is sniffed with this module (a Kineto JSON too): the modules with the file kinds'
+# tests are imported with it, the database reader and the merge on read
 
 _HEADER_LINES = 5
 
@@ -55,6 +56,8 @@ class RocprofReader:
         return self.read_group([path], progress)
 
     def read_group(self, paths: list[str], progress: Progress | None = None) -> Trace:
+        from gpuscope.trace.readers.rocprof._merge import merge
+
         pieces: list[Piece] = []
         failures: list[str] = []
         for path in sorted(paths):
@@ -73,6 +76,8 @@ class RocprofReader:
 
 def _read_one(path: str, progress: Progress | None) -> Piece:
     if _sniff.is_sqlite(path):  # read_db says why a database cannot be read (locked, corrupt)
+        from gpuscope.trace.readers.rocprof._db import read_db
+
         return read_db(path)
     kind = file_kind(path)
     if kind is None:
@@ -83,10 +88,9 @@ def _read_one(path: str, progress: Progress | None) -> Piece:
     return _READERS[kind](path)
 
 
-_READERS: dict[str, Callable[[str], Piece]] = {
+_READERS: dict[str, Callable[[str], Piece]] = {  # a database ("db") is read above
     "csv": read_dispatch_csv,
     "stats": read_stats,
-    "db": read_db,
     "sysinfo": read_sysinfo,
 }
 
@@ -94,6 +98,8 @@ _READERS: dict[str, Callable[[str], Piece]] = {
 def file_kind(path: str) -> str | None:
     """ "csv", "stats", "json", "db" or "sysinfo" when the content is rocprof v1's, else None."""
     if _sniff.is_sqlite(path):
+        from gpuscope.trace.readers.rocprof._db import is_rocprof_db
+
         return "db" if is_rocprof_db(path) else None
     head = _sniff.head(path)
     if is_rocprof_json(head):

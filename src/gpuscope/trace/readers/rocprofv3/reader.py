@@ -22,26 +22,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope.errors import ReaderError
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
-from gpuscope.trace.readers.rocprofv3 import _csv_parts as csv_
 from gpuscope.trace.readers.rocprofv3 import _files as files
-from gpuscope.trace.readers.rocprofv3._build import build
-from gpuscope.trace.readers.rocprofv3._info import read_agent_info, read_stats
-from gpuscope.trace.readers.rocprofv3._json import read_json
-from gpuscope.trace.readers.rocprofv3._tables import Part
 
-_CSV_READERS: dict[str, Callable[[str], Part]] = {
-    files.KERNEL_TRACE: csv_.read_kernel_trace,
-    files.API_TRACE: csv_.read_api_trace,
-    files.MEMORY_COPY: csv_.read_memory_copies,
-    files.COUNTERS: csv_.read_counters,
-    files.AGENT_INFO: read_agent_info,
-    files.STATS: read_stats,
-}
+# every input is sniffed with this module (a Kineto JSON too): the read path is imported on read
+if TYPE_CHECKING:
+    from gpuscope.trace.readers.rocprofv3._tables import Part
+
 _EXPECTED = (
     "expected a rocprofv3 output: a CSV with its header (kernel_trace, *_api_trace, "
     "memory_copy_trace, agent_info, counter_collection, *_stats) or results.json"
@@ -94,6 +85,8 @@ def _group(
     progress: Progress | None,
     notes: list[str],
 ) -> Trace:
+    from gpuscope.trace.readers.rocprofv3._build import build
+
     parts, failures = _read_all(chosen, kinds, progress)
     json = any(kinds[p] == files.JSON for p in chosen)
     if not any(p.rows for p in parts) and not json:  # a JSON is complete even when empty
@@ -127,10 +120,27 @@ def _read_all(
 
 def _read_one(path: str, kind: str | None) -> list[Part]:
     if kind == files.JSON:
+        from gpuscope.trace.readers.rocprofv3._json import read_json
+
         return read_json(path)
     if kind is None:
         raise ReaderError(_EXPECTED)
-    return [_CSV_READERS[kind](path)]
+    return [_csv_reader(kind)(path)]
+
+
+def _csv_reader(kind: str) -> Callable[[str], Part]:
+    from gpuscope.trace.readers.rocprofv3 import _csv_parts as csv_
+    from gpuscope.trace.readers.rocprofv3._info import read_agent_info, read_stats
+
+    readers: dict[str, Callable[[str], Part]] = {
+        files.KERNEL_TRACE: csv_.read_kernel_trace,
+        files.API_TRACE: csv_.read_api_trace,
+        files.MEMORY_COPY: csv_.read_memory_copies,
+        files.COUNTERS: csv_.read_counters,
+        files.AGENT_INFO: read_agent_info,
+        files.STATS: read_stats,
+    }
+    return readers[kind]
 
 
 def _nothing(parts: list[Part], failures: list[str]) -> str:

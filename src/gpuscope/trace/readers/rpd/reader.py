@@ -14,7 +14,9 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace import _sniff, _sql
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
-from gpuscope.trace.readers.rpd import _db, _json
+from gpuscope.trace.readers.rpd import _json
+
+# every input is sniffed with this module (a Kineto JSON too): the database reader loads on read
 
 EXPECTED = "an RPD trace (.rpd from rpd_tracer, or its rpd2tracing.py JSON)"
 
@@ -39,6 +41,8 @@ class RpdReader:
     def read(self, path: str, progress: Progress | None = None) -> Trace:
         if not _sniff.is_sqlite(path):
             return _json.read(path, progress)
+        from gpuscope.trace.readers.rpd import _db
+
         with _sql.database(path, EXPECTED) as db:
             return _db.read(db, path, progress)
 
