@@ -103,7 +103,7 @@ def test_gzip_stream_corrupt_mid_way(tmp_path: Path) -> None:
     run(write(tmp_path / "trace.json.gz", packed), tmp_path)
 
 
-# --- Kineto and rpd2tracing JSON (trace/_jsonstream.py, readers/kineto.py, _kineto_decode.py) --
+# --- Kineto and rpd2tracing JSON (trace/_jsonstream.py, readers/kineto/) -----------------------
 
 
 def kineto(events: list[dict[str, object]]) -> str:

@@ -1,8 +1,10 @@
 """The reader registry: find the reader for a file by its content, never by its extension alone.
 
 Third-party readers register the same way the built-ins do (`register(MyReader())`); a second
-reader under an existing name raises. Built-in readers are imported on first use, so reading a
-Kineto JSON never loads the SQLite readers.
+reader under an existing name raises. The built-in readers are imported statically on first use
+(a renamed module is an ImportError, never a reader gone missing); each format package's reader
+module holds what sniffing needs and imports its read path on read, so reading a Kineto JSON
+never loads the SQLite readers.
 
 A reader of a multi-file format (rocprof's `results.*`, rocprofv3's `<pid>_*_trace.csv`) also has
 `group_key(path)` and `read_group(paths)`: in a directory, the files with one key become one
@@ -12,7 +14,6 @@ rocpd database and the CSVs of the same run), the reader with the higher `priori
 
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -35,16 +36,6 @@ class Reader(Protocol):
     def read(self, path: str, progress: Progress | None = None) -> Trace: ...
 
 
-# name -> "module:Class"; the order is the sniffing order (specific formats before generic JSON)
-BUILTIN = {
-    "rocprof": "gpuscope.trace.readers.rocprof:RocprofReader",
-    "rocprofv3": "gpuscope.trace.readers.rocprofv3:Rocprofv3Reader",
-    "rocpd": "gpuscope.trace.readers.rocpd:RocpdReader",
-    "rpd": "gpuscope.trace.readers.rpd:RpdReader",
-    "nsys": "gpuscope.trace.readers.nsys:NsysReader",
-    "ncu": "gpuscope.trace.readers.ncu:NcuReader",
-    "kineto": "gpuscope.trace.readers.kineto:KinetoReader",
-}
 FORMATS_HELP = (
     "Kineto/Chrome trace JSON (torch.profiler), rocprof v1 (results.csv, *.stats.csv, "
     "results.json, results.db), rocprofv3 (CSV, JSON, rocpd .db), rpd (.rpd), "
@@ -69,26 +60,37 @@ def readers() -> dict[str, Reader]:
     return dict(_READERS)
 
 
+def builtin_readers() -> list[Reader]:
+    """The built-in readers in sniffing order: specific formats before generic JSON."""
+    from gpuscope.trace.readers.kineto import KinetoReader
+    from gpuscope.trace.readers.ncu import NcuReader
+    from gpuscope.trace.readers.nsys import NsysReader
+    from gpuscope.trace.readers.rocpd import RocpdReader
+    from gpuscope.trace.readers.rocprof import RocprofReader
+    from gpuscope.trace.readers.rocprofv3 import Rocprofv3Reader
+    from gpuscope.trace.readers.rpd import RpdReader
+
+    return [
+        RocprofReader(),
+        Rocprofv3Reader(),
+        RocpdReader(),
+        RpdReader(),
+        NsysReader(),
+        NcuReader(),
+        KinetoReader(),
+    ]
+
+
 def _register_builtins() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    third_party = dict(_READERS)
+    builtins = builtin_readers()
+    third_party = list(_READERS.values())  # registered before the first use: after the built-ins
     _READERS.clear()
-    for name, target in BUILTIN.items():
-        module, _, cls = target.partition(":")
-        try:
-            reader = getattr(importlib.import_module(module), cls)()
-        except ModuleNotFoundError as error:
-            if error.name != module:
-                raise
-            continue  # a reader still being written: not registered
-        _READERS[name] = reader
-    for name, reader in third_party.items():
-        if name in _READERS:
-            raise ValueError(f"a trace reader named {name!r} is already registered")
-        _READERS[name] = reader
+    for reader in [*builtins, *third_party]:
+        register(reader)
+    _loaded = True
 
 
 @dataclass(frozen=True)

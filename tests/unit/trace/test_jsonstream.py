@@ -18,8 +18,8 @@ import pytest
 from gpuscope import _read_workers
 from gpuscope.errors import ReaderError
 from gpuscope.trace import _jsonstream
-from gpuscope.trace.readers import kineto
 from gpuscope.trace.readers.kineto import KinetoReader
+from gpuscope.trace.readers.kineto import reader as kineto
 
 
 @pytest.fixture(autouse=True)

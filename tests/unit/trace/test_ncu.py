@@ -25,8 +25,8 @@ import pytest
 import gpuscope
 from gpuscope.errors import ReaderError
 from gpuscope.trace.model import KERNEL, Trace
-from gpuscope.trace.readers._ncu_units import to_base
 from gpuscope.trace.readers.ncu import NcuReader
+from gpuscope.trace.readers.ncu._units import to_base
 from gpuscope.trace.registry import find_sources, read_trace, read_traces
 from tests.unit.trace.reference import GOLDEN, REPO, reference_file
 

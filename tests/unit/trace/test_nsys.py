@@ -42,8 +42,8 @@ from gpuscope.trace.model import (
     RUNTIME,
     Trace,
 )
-from gpuscope.trace.readers import _nsys_export
 from gpuscope.trace.readers.nsys import NsysReader
+from gpuscope.trace.readers.nsys import _export as nsys_export
 from gpuscope.trace.registry import find_sources, read_trace, read_traces, sniff
 from tests.unit.trace.reference import GOLDEN, REPO, reference_file
 
@@ -782,7 +782,7 @@ def test_read_only_folder_exports_to_a_temporary_file(
     log = tmp_path / "tools.log"
     report = fake_run(tmp_path, log)
     with_fake_nsys(monkeypatch, log)
-    monkeypatch.setattr(_nsys_export, "writable", lambda _: False)  # root may write anywhere
+    monkeypatch.setattr(nsys_export, "writable", lambda _: False)  # root may write anywhere
     trace = NsysReader().read(str(report))
     assert not report.with_suffix(".sqlite").exists() and len(trace.gpu) == 2
     assert trace.meta.files == (str(report),) and exports(log) == 1

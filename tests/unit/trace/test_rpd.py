@@ -524,7 +524,7 @@ def test_schema3_domains_ustrings_counters_and_rocprofiler_grids(tmp_path: Path)
 
 
 def test_library_domain_and_cuda_names() -> None:
-    from gpuscope.trace.readers import _rpd_vocab as vocab
+    from gpuscope.trace.readers.rpd import _vocab as vocab
 
     assert vocab.api_domain("ncclAllReduce", "", 5) == LIBRARY
     assert vocab.api_domain("cudaLaunchKernel", "", 5) == RUNTIME

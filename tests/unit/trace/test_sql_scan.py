@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from gpuscope.errors import ReaderError
-from gpuscope.trace.readers import _sql, _sql_scan
-from gpuscope.trace.readers._sql_scan import Scan
+from gpuscope.trace import _sql, _sql_scan
+from gpuscope.trace._sql_scan import Scan
 
 ROWS = 5000
 
