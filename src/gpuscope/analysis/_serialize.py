@@ -41,6 +41,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         "schema": SCHEMA,
         "gpuscope_version": __version__,
         "source": _source(a),
+        "program": a.program.to_dict(),
         "window_us": us_or_none(a.window_ns),
         "kernels": _kernels(a),
         "memcpy": _memcpy(a),
@@ -164,18 +165,25 @@ def _memcpy(a: Analysis) -> dict[str, Any]:
     return {
         "count": sum(k.count for k in kinds),
         "time_us": us(sum(k.time_ns for k in kinds)),
-        "bytes": sum(k.bytes for k in kinds),
+        "bytes": sum(k.bytes for k in kinds) if all(k.sized for k in kinds) else _partial(kinds),
+        "sized": sum(k.sized for k in kinds),
         "by_kind": {
             k.kind: {
                 "count": k.count,
                 "time_us": us(k.time_ns),
-                "bytes": k.bytes,
+                "bytes": k.known_bytes,
+                "sized": k.sized,
                 "pageable": k.pageable,
                 "pinned": k.pinned,
             }
             for k in sorted(kinds, key=lambda k: -k.time_ns)
         },
     }
+
+
+def _partial(kinds: Any) -> int | None:
+    """Bytes when some copy kinds lack sizes: those that have them; None when none does."""
+    return sum(k.bytes for k in kinds) if any(k.sized for k in kinds) else None
 
 
 def _categories(a: Analysis) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpuscope.analysis import advice
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._profiler_overhead import (
@@ -430,10 +431,6 @@ _KIND_TEXT = {
     "capture": "graph capture",
     "first_call": "first-call outliers",
 }
-WARM_UP = (
-    "Profile after warm-up with a schedule: torch.profiler.profile(schedule="
-    "torch.profiler.schedule(wait=1, warmup=1, active=3)) and prof.step() after each iteration"
-)
 
 
 def findings(a: Analysis, result: ColdStart) -> list[Finding]:
@@ -447,18 +444,20 @@ def _cold_finding(a: Analysis, result: ColdStart) -> Finding | None:
     severity = "warning" if result.share >= COLD_WARNING_SHARE else "info"
     evidence = _cold_evidence(result)
     if not result.events:
-        return _first_step_finding(result, severity, evidence)
+        return _first_step_finding(a, result, severity, evidence)
     what = "; ".join(_kind_summary(result, k) for k in KINDS if k in result.by_kind)
     message = (
         f"this trace includes cold-start work ({fmt.duration(us(result.cold_ns))}, "
         f"{result.share:.0%} of the window): {what}{_first_step_text(result)}. "
         f"{_unreliable(a, severity)}"
     )
-    return finding("cold-start", severity, message, _cold_action(result), evidence,
+    return finding("cold-start", severity, message, _cold_action(a, result), evidence,
                    impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
 
 
-def _first_step_finding(result: ColdStart, severity: str, evidence: dict[str, Any]) -> Finding:
+def _first_step_finding(
+    a: Analysis, result: ColdStart, severity: str, evidence: dict[str, Any]
+) -> Finding:
     warm = result.warmup
     assert warm is not None  # a share without events comes from warm-up steps
     message = (
@@ -466,7 +465,7 @@ def _first_step_finding(result: ColdStart, severity: str, evidence: dict[str, An
         "it (warm-up work the trace does not name: allocator growth, data-loader start, "
         "cuDNN/cuBLAS autotuning, optimizer state creation)"
     )
-    action = WARM_UP + ", and judge the steady steps only."
+    action = advice.warm_up(a.program, a.trace.meta.format) + ", and judge the steady steps only."
     return finding("first-step-outlier", severity, message, action, evidence,
                    impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
 
@@ -507,16 +506,16 @@ def _unreliable(a: Analysis, severity: str) -> str:
     return "Its timings are not the steady state."
 
 
-def _cold_action(result: ColdStart) -> str:
-    text = WARM_UP + "."
-    if "compile" in result.by_kind:
+def _cold_action(a: Analysis, result: ColdStart) -> str:
+    text = advice.warm_up(a.program, a.trace.meta.format) + "."
+    if "compile" in result.by_kind and a.program.is_("pytorch"):
         text += (
             " Run the compiled model once on representative inputs before profiling "
             "(torch.compile compiles on the first call and on every recompilation)."
         )
     if "capture" in result.by_kind:
-        text += " Capture CUDA/HIP graphs before the profiled window."
-    if "loading" in result.by_kind:
+        text += f" Capture the {a.program.graphs} before the profiled window."
+    if "loading" in result.by_kind and a.program.is_("pytorch", "jax", "unknown"):
         text += (
             " Module loading happens on each kernel's first launch (CUDA's lazy loading, "
             "CUDA_MODULE_LOADING=LAZY; ROCm loads code objects the same way): run one iteration "

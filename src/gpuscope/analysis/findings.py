@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpuscope.analysis import advice
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE
 from gpuscope.analysis.verdict import CAUSE_TEXT
@@ -63,6 +64,7 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
     if line is None or a.verdict.bound != "cpu-bound" or not line.span_ns:
         return None
     waiting = line.gaps.attribution_ns.get("host_wait", 0)
+    after_sync = line.gaps.after_sync_ns
     share = waiting / line.span_ns
     cpu = a.cpu_busy_ns
     ratio = f"; CPU operator time is {cpu / line.busy_ns:.1f}× the GPU busy time" if cpu else ""
@@ -79,6 +81,13 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
         evidence["launch_queue_p50_us"] = us(a.verdict.queue_p50_ns)
     cold = _cold_share(a)
     caveat, action = "", _host_action(a)
+    if after_sync >= 0.5 * waiting:
+        evidence["host_time_after_syncs_us"] = us(after_sync)
+        caveat = (
+            f"; {time_ns(after_sync)} of the wait follows a blocking sync: the host returns "
+            "from it and only then does its own work before launching"
+        )
+        action = advice.host_after_sync(a.program)
     if cold >= COLD_UNRELIABLE:
         evidence["cold_start_share_of_window"] = round(cold, 4)
         caveat = (
@@ -90,12 +99,12 @@ def cpu_bottleneck(a: Analysis) -> Finding | None:
     return finding(
         "cpu-bottleneck",
         "warning" if share >= HOST_WAIT_WARNING and cold < COLD_UNRELIABLE else "info",
-        f"host-bound: the GPU waits {time_ns(waiting)} ({share:.0%} of its span) for the "
+        f"cpu-bound: the GPU waits {time_ns(waiting)} ({share:.0%} of its span) for the "
         f"host to launch the next work (warning at ≥ {HOST_WAIT_WARNING:.0%}){ratio}{caveat}",
         action,
         evidence,
         impact_ns=waiting,
-        cause="host-launch",
+        cause="host-sync" if after_sync >= 0.5 * waiting else "host-launch",
     )
 
 
@@ -107,26 +116,9 @@ def _cold_share(a: Analysis) -> float:
 
 
 def _host_action(a: Analysis) -> str:
-    if _graph_share(a) >= GRAPH_REPLAYED:
-        return (
-            "Kernels already run as CUDA/HIP graphs: the host is late between graph launches. "
-            "Cut the per-step host work around the graph (sampling, scheduling, detokenization, "
-            "Python bookkeeping), overlap it with the running graph (asynchronous scheduling), "
-            "or capture more of the step in the graph."
-        )
     launch = a.launch
     short = launch.short_kernels / launch.kernels if launch.kernels else 0.0
-    if short >= SMALL_KERNELS_SHARE:
-        return (
-            "Most kernels are shorter than their launch: launch them as one CUDA/HIP graph "
-            '(torch.compile(mode="reduce-overhead"), torch.cuda.graphs) and fuse them '
-            "(torch.compile); batch more work per call."
-        )
-    return (
-        "The kernels are long enough, so look at what the host does in the gaps: data loading "
-        "(DataLoader workers, pin_memory, prefetch), Python work between steps, logging or "
-        "checkpointing; overlap it with GPU work or move it off the critical path."
-    )
+    return advice.host_launch(a.program, short_kernels=short >= SMALL_KERNELS_SHARE)
 
 
 def idle_gap(a: Analysis) -> Finding | None:
@@ -159,27 +151,28 @@ def idle_gap(a: Analysis) -> Finding | None:
         f"one idle gap of {time_ns(gap.ns)} holds {gap.ns / line.idle_ns:.0%} of the GPU's "
         f"idle time ({gap.ns / line.span_ns:.0%} of its span; reported at ≥ "
         f"{LONE_GAP_MIN:.0%}): {CAUSE_TEXT[gap.cause]}",
-        _gap_action(gap.cause),
+        _gap_action(a, gap.cause),
         evidence,
         impact_ns=gap.ns,
         cause=GAP_CAUSE.get(gap.cause),
     )
 
 
-GAP_CAUSE = {"host_wait": "host-work", "sync_drain": "host-sync"}  # kernel_wait, unknown: none
+GAP_CAUSE = {"host_wait": "host-work", "sync_drain": "host-sync", "startup": "cold-start"}
 
 
-def _gap_action(cause: str) -> str:
+def _gap_action(a: Analysis, cause: str) -> str:
+    if cause == "host_wait":
+        return advice.host_work(a.program)
+    if cause == "sync_drain":
+        return advice.host_sync(a.program)
+    if cause == "startup":
+        return advice.warm_up(a.program, a.trace.meta.format) + "."
     return {
         "kernel_wait": "Find what the queued kernel waited for: the event it depends on "
-        "(cudaStreamWaitEvent / hipStreamWaitEvent before the gap), the other stream's work or "
-        "collective, or another process sharing the GPU. Overlap that work or remove the "
-        "dependency; it is not host overhead, so graphs or fusion will not shorten it.",
-        "host_wait": "Find what the host did during the gap (the host calls and CPU ops listed, "
-        "a data-loader wait, a checkpoint, a compile, logging): move it off the critical path or "
-        "overlap it with GPU work.",
-        "sync_drain": "The host synchronized and then launched late: drop or defer the "
-        "synchronize (keep values on the GPU, use events) or launch the next work before it.",
+        "(a stream-wait on an event before the gap), the other stream's work or collective, "
+        "or another process sharing the GPU. Overlap that work or remove the dependency; it is "
+        "not host overhead, so graphs or fusion will not shorten it.",
         "unknown": "Record launch correlation (a newer profiler, or enable the runtime API "
         "trace) to tell what the GPU waited for.",
     }[cause]
@@ -212,8 +205,7 @@ def many_small_kernels(a: Analysis) -> Finding | None:
         f"{share:.0%} of {launch.kernels:,} kernels run under 10 µs (median "
         f"{time_ns(np.median(durations))}; fires at ≥ {SMALL_KERNELS_SHARE:.0%}) and they "
         "start soon after their launch: launch overhead, not compute, sets the pace",
-        "Fuse them with torch.compile and remove launch overhead with CUDA/HIP graphs "
-        '(torch.compile(mode="reduce-overhead") or torch.cuda.graphs); batch more work per call.',
+        advice.host_launch(a.program, short_kernels=True),
         {
             "short_kernels": launch.short_kernels,
             "short_kernel_time_us": us(launch.short_kernel_ns),
@@ -233,12 +225,14 @@ def sync_overhead(a: Analysis) -> Finding | None:
     if sync is None or line is None or not line.span_ns:
         return None
     drained = line.gaps.attribution_ns.get("sync_drain", 0)
-    share = drained / line.span_ns
+    after = line.gaps.after_sync_ns
+    share = (drained + after) / line.span_ns
     if share < SYNC_TARGET_SHARE:
         return None
     top = sorted(sync.by_name.items(), key=lambda kv: -kv[1][1])[:5]
     evidence: dict[str, Any] = {
         "idle_after_syncs_us": us(drained),
+        "host_time_after_syncs_us": us(after),
         "in_loop_blocking_us": us(sync.loop_ns),
         "gpu_busy_while_host_blocked": round(sync.gpu_busy_ns / sync.loop_ns, 4)
         if sync.loop_ns
@@ -252,19 +246,23 @@ def sync_overhead(a: Analysis) -> Finding | None:
     return finding(
         "sync-overhead",
         "warning",
-        f"in-loop synchronization leaves the GPU idle {time_ns(drained)} ({share:.1%} of its "
-        f"span; target < {SYNC_TARGET_SHARE:.0%}): after each blocking call the queue is empty "
-        "until the host launches again"
+        f"in-loop synchronization leaves the GPU idle {time_ns(drained + after)} ({share:.1%} "
+        f"of its span; target < {SYNC_TARGET_SHARE:.0%}): after each blocking call the queue is "
+        "empty until the host launches again"
+        + (
+            f"; {time_ns(after)} of it is host work done after the syncs returned (it could "
+            "overlap the GPU if the next work were launched before the sync)"
+            if after
+            else ""
+        )
         + (
             f" (the {sync.closing_count} sync(s) closing the profiled window are not counted)"
             if sync.closing_count
             else ""
         ),
-        "Remove host syncs from the hot loop: .item(), .cpu(), .tolist(), printing or branching "
-        "on GPU values, torch.cuda.synchronize(); keep values on the GPU, use events or "
-        "non_blocking copies to pinned memory, and sync at most once per step.",
+        advice.host_sync(a.program),
         evidence,
-        impact_ns=drained,
+        impact_ns=drained + after,
         cause="host-sync",
     )
 
@@ -292,9 +290,7 @@ def host_device_copies(a: Analysis) -> Finding | None:
         f"{time / busy:.1%} of its busy time ({count:,} cop{'y' if count == 1 else 'ies'}"
         f"{f', {pageable} from pageable memory' if pageable else ''}; warning at ≥ "
         f"{COPY_WARNING:.0%} of the span){dominant}",
-        "Keep tensors on the device: avoid .item(), .cpu(), .tolist() and printing tensors in "
-        "the loop (each DtoH copy also synchronizes); move inputs once, from pinned memory "
-        "(pin_memory=True) with non_blocking=True, so copies overlap compute.",
+        advice.copies(a.program),
         _copy_evidence(a, moves),
         impact_ns=time,
         cause="copies",
@@ -312,10 +308,11 @@ def _copy_evidence(a: Analysis, moves: dict[str, Any]) -> dict[str, Any]:
         "by_kind": {
             k: {
                 "count": v.count,
-                "bytes": v.bytes,
+                "bytes": v.known_bytes,
+                "sized": v.sized,
                 "time_us": us(v.time_ns),
                 "pageable": v.pageable,
-                "gb_per_s": round(v.bytes / v.time_ns, 3) if v.time_ns and v.bytes else None,
+                "gb_per_s": v.gb_per_s,
             }
             for k, v in moves.items()
         },
@@ -382,7 +379,7 @@ def gemm_heavy(a: Analysis) -> Finding | None:
     how = (
         "Profile one eager step (without graph capture) with record_shapes=True"
         if graphed and (a.trace.ops.input_dims >= 0).any()
-        else "Profile with record_shapes=True"
+        else advice.profile_shapes(a.program)
     )
     return finding(
         "gemm-heavy",

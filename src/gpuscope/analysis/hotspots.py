@@ -103,9 +103,21 @@ class CopyKind:
     kind: str
     count: int
     time_ns: int
-    bytes: int
+    bytes: int  # of the copies whose size the source recorded
     pageable: int  # copies whose host side is pageable memory
     pinned: int
+    sized: int = 0  # copies with a recorded size (an empty size is unknown, never 0 B)
+    sized_ns: int = 0  # their time: what a bandwidth divides by
+
+    @property
+    def known_bytes(self) -> int | None:
+        """Bytes moved, None when no copy of this kind has a recorded size."""
+        return self.bytes if self.sized else None
+
+    @property
+    def gb_per_s(self) -> float | None:
+        """Bandwidth over the copies with a known size (never diluted by unknown ones)."""
+        return round(self.bytes / self.sized_ns, 3) if self.sized and self.sized_ns else None
 
 
 def copies(trace: Trace) -> dict[str, CopyKind]:
@@ -122,14 +134,18 @@ def copies(trace: Trace) -> dict[str, CopyKind]:
         kind = COPY_KINDS[int(code)] if 0 <= code < len(COPY_KINDS) else "other"
         size = gpu.bytes[chosen]
         memory = gpu.host_memory[chosen]
+        dur = np.maximum(gpu.dur[chosen], 0)
+        known = size >= 0
         old = result.get(kind, CopyKind(kind, 0, 0, 0, 0, 0))
         result[kind] = CopyKind(
             kind,
             old.count + len(chosen),
-            old.time_ns + int(np.maximum(gpu.dur[chosen], 0).sum()),
-            old.bytes + int(size[size > 0].sum()),
+            old.time_ns + int(dur.sum()),
+            old.bytes + int(size[known].sum()),
             old.pageable + int((memory == PAGEABLE).sum()),
             old.pinned + int((memory == PINNED).sum()),
+            old.sized + int(known.sum()),
+            old.sized_ns + int(dur[known].sum()),
         )
     return result
 

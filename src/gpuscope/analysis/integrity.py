@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from gpuscope.analysis.inputs import describe, missing_flags
 from gpuscope.document.units import duration, time_ns
-from gpuscope.trace.model import API, KERNEL
+from gpuscope.trace.model import API, KERNEL, MEMCPY
 
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
@@ -102,6 +105,7 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
                 ["launch"],
             )
         )
+    flags += _copies_not_traced(a)
     kernels = int((trace.gpu.kind == KERNEL).sum())
     if kernels and a.classes.unclassified / kernels > 0.2:
         flags.append(
@@ -113,3 +117,30 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
             )
         )
     return flags
+
+
+_COPY_CALL = re.compile(r"^(?:cuda|hip|cu)Memcpy|^hsa_amd_memory_async_copy")
+
+
+def _copies_not_traced(a: Analysis) -> list[dict[str, Any]]:
+    """Copy API calls on the host, but no copy on the device timeline: the profiler was not
+    tracing copies (rocprof without --memory-copy-trace, a kernel-only capture), so copy time
+    is missing from busy and idle time."""
+    trace = a.trace
+    if not trace.provides("host_api") or (trace.gpu.kind == MEMCPY).any():
+        return []
+    wanted = [int(n) for n in np.unique(trace.host.name) if _COPY_CALL.search(trace.names[n])]
+    if not wanted:
+        return []
+    calls = [trace.names[n] for n in wanted]
+    count = int(np.isin(trace.host.name, wanted).sum())
+    return [
+        _flag(
+            "copies-not-traced",
+            f"{count:,} copy calls ({', '.join(sorted(calls)[:3])}) on the host but no copy on "
+            "the device timeline: copy tracing was off (e.g. rocprof without --memory-copy-"
+            "trace / rocprofv3 without --memory-copy-trace): copy time is missing from busy "
+            "and idle time and from the copy numbers",
+            ["memcpy", "gpu_busy_us", "idle_us", "gaps"],
+        )
+    ]

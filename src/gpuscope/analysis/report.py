@@ -29,6 +29,7 @@ from gpuscope.analysis.hotspots import (
 )
 from gpuscope.analysis.inputs import Inputs, inputs
 from gpuscope.analysis.launch import LaunchStats, Links, launch_stats, link
+from gpuscope.analysis.program import Program, program
 from gpuscope.analysis.regions import Region, regions
 from gpuscope.analysis.sync import SyncStats, sync_stats
 from gpuscope.analysis.timeline import Timeline, timeline
@@ -61,6 +62,7 @@ class Analysis:
     cpu_busy_ns: int | None
     window_ns: int | None
     verdict: Verdict
+    program: Program = field(default_factory=lambda: Program("unknown"))
     regions: list[Region] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -124,6 +126,7 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         verdict=verdict(line, sync, launch if available.launch else None, trace)
         if line
         else unknown_verdict(trace),
+        program=program(trace),
         regions=regions(trace) if trace.provides("markers") else [],
         top=top,
     )

@@ -8,7 +8,9 @@ launch) is reported as clipped time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +64,8 @@ class Gaps:
     largest: Gap | None = None
     causes: I64 | None = None  # per gap, index into CAUSES (the order of the columns above)
     micro_attribution_ns: dict[str, int] = field(default_factory=dict)  # gaps < MICRO_GAP_NS
+    after_sync_ns: int = 0  # host_wait time in gaps that began with a blocking sync returning
+    after_sync_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, 
         inside = (length >= low * 1000) & (length < (high * 1000 if high is not None else 2**62))
         upper = float(high) if high is not None else None
         histogram.append((float(low), upper, int(inside.sum()), int(length[inside].sum())))
-    cause = _attribute(trace, links, sync, lo, hi, nxt)
+    cause, after_sync = _attribute(trace, links, sync, lo, hi, nxt)
     attribution_ns = {name: int(length[cause == i].sum()) for i, name in enumerate(CAUSES)}
     attribution_count = {name: int((cause == i).sum()) for i, name in enumerate(CAUSES)}
     micro = length < MICRO_GAP_NS
@@ -192,25 +196,44 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, 
         attribution_count=attribution_count,
         causes=cause,
         micro_attribution_ns=micro_ns,
+        after_sync_ns=int(length[after_sync].sum()),
+        after_sync_count=int(after_sync.sum()),
     )
 
 
-CAUSES = ("sync_drain", "host_wait", "kernel_wait", "unknown")
+CAUSES = ("sync_drain", "host_wait", "kernel_wait", "startup", "unknown")
+STARTUP_SHARE = 0.5  # start-up calls covering this share of a gap make it a start-up gap
+# host calls that are start-up work: module / code-object loads, library initialisation,
+# allocations, run-time compilation
+STARTUP_CALLS = re.compile(
+    r"^(?:cu|hip)Module(?:Load|GetFunction|GetGlobal)|^cuLibrary(?:Load|GetKernel)|"
+    r"^__(?:cuda|hip)Register(?:FatBinary|Function)|^hsa_(?:executable|code_object)_|"
+    r"^(?:cublas|cublasLt|cudnn|hipblas|hipblasLt|rocblas|miopen|cufft|hipfft)_?[Cc]reate|"
+    r"^(?:nccl|rccl)CommInit|^(?:cuda|hip)Malloc(?:Managed|Host|Async)?$|^cuMem(?:Alloc|Create)|"
+    r"^(?:nvrtc|hiprtc)|^(?:cuda|hip)(?:Set)?Device(?:Reset|PrimaryCtx)|^cuCtxCreate|^cuInit$"
+)
 
 
 def _attribute(
     trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, nxt: I64
-) -> I64:
+) -> tuple[I64, Any]:
     """Why the device idled in each gap.
 
-    sync_drain: a blocking sync ended inside the gap — the host waited for the device to drain,
-    then had to launch new work. host_wait: the next op's launch call began after the gap began —
-    the device waited for the host. kernel_wait: the next op was already launched — it waited on a
-    dependency, an event or the launch queue. unknown: the next op has no linked launch.
+    startup: start-up calls (module / code-object loads, library initialisation, allocations,
+    run-time compilation) fill at least half of the gap, or lie in a gap that ends in a
+    kernel's first launch (a library loading its code, e.g. rocBLAS's Tensile kernels: the time
+    before the load is the library reading its files) — cold start, not the steady loop.
+    sync_drain: a blocking sync returned inside the gap and the next launch followed soon after —
+    the queue was empty because the host waited. When the host instead spent longer after the
+    sync returned than the device took to drain, the gap is that host time: host_wait.
+    host_wait: the next op's launch call began after the gap began — the device waited for the
+    host. kernel_wait: the next op was already launched — it waited on a dependency, an event or
+    the launch queue. unknown: the next op has no linked launch.
     """
     cause = np.full(len(lo), CAUSES.index("unknown"), np.int64)
+    after_sync = np.zeros(len(lo), bool)
     if len(lo) == 0:
-        return cause
+        return cause, after_sync
     host_index = links.host_index[nxt]
     launched_at = take(trace.host.start, host_index, -1)
     linked = host_index >= 0
@@ -218,7 +241,54 @@ def _attribute(
     cause[linked & (launched_at < lo)] = CAUSES.index("kernel_wait")
     if sync is not None and len(sync.end):
         # a sync interval ending within [lo, hi]
-        pos = np.searchsorted(sync.end, lo, side="left")
-        ended = (pos < len(sync.end)) & (sync.end[np.minimum(pos, len(sync.end) - 1)] <= hi)
-        cause[ended] = CAUSES.index("sync_drain")
-    return cause
+        pos = np.minimum(np.searchsorted(sync.end, lo, side="left"), len(sync.end) - 1)
+        returned = sync.end[pos]
+        ended = (returned >= lo) & (returned <= hi)
+        next_launch = np.where(linked & (launched_at >= returned), launched_at, hi)
+        host_after = next_launch - returned  # the host's own time once the sync had returned
+        drained = ended & (host_after <= returned - lo)
+        cause[drained] = CAUSES.index("sync_drain")
+        after_sync = ended & ~drained
+        cause[after_sync] = CAUSES.index("host_wait")
+    share = _startup_share(trace, lo, hi)
+    first = _first_dispatch(trace, nxt)  # a library loads a kernel's code on its first launch
+    startup = (share >= STARTUP_SHARE) | ((share > 0) & first)
+    cause[startup] = CAUSES.index("startup")
+    return cause, after_sync & ~startup
+
+
+def _first_dispatch(trace: Trace, rows: I64) -> Any:
+    """Per row of trace.gpu in `rows`: is it the first dispatch of its kernel in the trace?"""
+    gpu = trace.gpu
+    order = np.argsort(gpu.start, kind="stable")
+    _, first = np.unique(gpu.name[order], return_index=True)
+    is_first = np.zeros(len(gpu), bool)
+    is_first[order[first]] = True
+    return is_first[rows]
+
+
+def _startup_share(trace: Trace, lo: I64, hi: I64) -> Any:
+    """Per gap: the share of it covered by start-up host calls (their union, any thread)."""
+    host = trace.host
+    share = np.zeros(len(lo))
+    if not len(host) or not len(lo):
+        return share
+    names = np.unique(host.name)
+    wanted = names[[bool(STARTUP_CALLS.search(trace.names[int(n)])) for n in names]]
+    rows = np.flatnonzero(np.isin(host.name, wanted))
+    if not len(rows):
+        return share
+    starts, ends = merge(host.start[rows], host.end[rows])  # sorted, disjoint
+    covered = _covered_until(starts, ends, hi) - _covered_until(starts, ends, lo)
+    length = np.maximum(hi - lo, 1)
+    return covered / length
+
+
+def _covered_until(starts: I64, ends: I64, t: I64) -> Any:
+    """For each time in `t`: how long the sorted, disjoint intervals cover before it."""
+    before = np.concatenate(([0], np.cumsum(ends - starts)))
+    whole = np.searchsorted(ends, t, side="right")  # intervals over by then
+    begun = np.searchsorted(starts, t, side="right")  # intervals begun by then
+    inside = begun > whole  # t falls inside interval `whole`
+    partial = np.where(inside, t - starts[np.minimum(whole, len(starts) - 1)], 0)
+    return before[whole] + partial

@@ -8,6 +8,8 @@
   `dependency-bound` (the next kernel was already queued: it waited on an event, another stream,
   a collective or another process — not on the host; when those waits are mostly short
   (< 10 µs) inter-kernel gaps of a full queue, the device's own overhead: `gpu-bound`),
+  `startup-bound` (start-up work — module loads, library initialisation, allocations, JIT —
+  filled the gaps: the trace holds the cold start, not the steady loop),
   `underutilized` (the cause is unknown: kernels are not linked to their launches);
 - `no-gpu-activity` and `unknown` (a source without timestamps) say why there is no verdict.
 
@@ -39,12 +41,15 @@ CAUSE_TEXT = {
     "sync_drain": "a blocking synchronize drained the queue, then the host had to relaunch",
     "kernel_wait": "the next kernel was already queued: it waited on an event, another stream, "
     "a collective, another process or the device's own scheduling, not on the host",
+    "startup": "start-up work (module / code-object loads, library initialisation, allocations, "
+    "run-time compilation) ran before the next launch: cold start, not the steady loop",
     "unknown": "the next kernel is not linked to its launch call, so the cause is unknown",
 }
 BOUND_BY_CAUSE = {
     "host_wait": "cpu-bound",
     "sync_drain": "sync-bound",
     "kernel_wait": "dependency-bound",
+    "startup": "startup-bound",
     "unknown": "underutilized",
 }
 

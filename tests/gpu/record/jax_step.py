@@ -31,7 +31,9 @@ def loss(params: list[tuple[jax.Array, jax.Array]], x: jax.Array, y: jax.Array) 
 @jax.jit
 def step(params, x, y):  # type: ignore[no-untyped-def]
     value, grads = jax.value_and_grad(loss)(params, x, y)
-    return [(w - 1e-3 * gw, b - 1e-3 * gb) for (w, b), (gw, gb) in zip(params, grads, strict=True)], value
+    return [
+        (w - 1e-3 * gw, b - 1e-3 * gb) for (w, b), (gw, gb) in zip(params, grads, strict=True)
+    ], value
 
 
 def main(out: Path) -> None:

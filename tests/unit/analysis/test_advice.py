@@ -122,7 +122,7 @@ def test_host_late_between_graph_replays_is_not_told_to_use_graphs(
     assert report["verdict"]["bound"] == "cpu-bound"
     found = by_id(report)
     assert "many-small-kernels" not in found
-    assert "already run as CUDA/HIP graphs" in found["cpu-bottleneck"]["action"]
+    assert "already run as CUDA graphs" in found["cpu-bottleneck"]["action"]
 
 
 def test_a_backed_up_launch_queue_is_not_launch_overhead(

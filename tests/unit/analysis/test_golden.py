@@ -95,7 +95,10 @@ def test_memcpy_count_is_exact(case: tuple[dict[str, Any], dict[str, Any]]) -> N
 def test_memcpy_time_and_bytes(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
     golden, got = case
     _close(got["memcpy"]["time_us"], golden["memcpy"]["time_ns"], "memcpy.time_us")
-    assert got["memcpy"]["bytes"] == golden["memcpy"]["bytes"]
+    memcpy = golden["memcpy"]
+    unsized = memcpy["count"] and memcpy["without_bytes"] == memcpy["count"]
+    assert got["memcpy"]["bytes"] == (None if unsized else memcpy["bytes"])  # unknown, not 0 B
+    assert got["memcpy"]["sized"] == memcpy["count"] - memcpy["without_bytes"]
 
 
 def test_gpu_busy_is_the_interval_union(case: tuple[dict[str, Any], dict[str, Any]]) -> None:

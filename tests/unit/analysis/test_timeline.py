@@ -36,6 +36,7 @@ def test_gap_attribution(builder: TraceBuilder, tmp_path: Path) -> None:
         "sync_drain": 25.0,
         "host_wait": 30.0,
         "kernel_wait": 20.0,
+        "startup": 0.0,
         "unknown": 0.0,
     }
     assert gaps["count"] == 3

@@ -42,6 +42,7 @@ VERDICT_LEVEL: dict[str, Level] = {
     "sync-bound": "warning",
     "dependency-bound": "warning",
     "underutilized": "warning",
+    "startup-bound": "info",
     "no-gpu-activity": "info",
     "unknown": "info",
 }

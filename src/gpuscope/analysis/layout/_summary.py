@@ -39,8 +39,9 @@ def summary_document(report: Report) -> Document:
 
 def _subtitle(report: Report) -> str:
     source = report["source"]
-    devices = _devices(report)
-    return " · ".join(p for p in (source["format"], source["vendor"], devices) if p)
+    program = report.get("program") or {}
+    parts = (program.get("label"), source["format"], _devices(report) or source["vendor"])
+    return " · ".join(str(p) for p in parts if p)
 
 
 def _devices(report: Report) -> str:

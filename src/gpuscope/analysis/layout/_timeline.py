@@ -16,6 +16,7 @@ GAP_CAUSES = {
     "host_wait": "host-wait: the next kernel was launched only after the GPU went idle",
     "sync_drain": "sync-drain: a blocking synchronize ended in the gap (drain, then relaunch)",
     "kernel_wait": "kernel-wait: already launched, waiting on a dependency or the queue",
+    "startup": "start-up: module / code-object loads, library init, allocations, JIT",
     "unknown": "unknown: the next kernel has no linked launch",
 }
 

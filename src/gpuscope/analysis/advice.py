@@ -1,0 +1,250 @@
+"""What to do about a cause, phrased for the program that produced the trace (analysis.program).
+
+Every function takes the `Program` and returns one action text: PyTorch knobs for a PyTorch
+program, `jax.jit` boundaries and XLA flags for JAX, llama.cpp options for ggml, runtime calls
+for a CUDA / HIP C++ program. A cause the program kind has no lever for gets the generic text.
+"""
+
+from __future__ import annotations
+
+from gpuscope.analysis.program import Program
+
+
+def host_launch(p: Program, short_kernels: bool) -> str:
+    """The host cannot launch work as fast as the GPU runs it."""
+    if "graphs" in p.traits:
+        return (
+            f"Kernels already run as {p.graphs}: the host is late between graph launches. Cut the "
+            "per-step host work around the graph (sampling, scheduling, detokenization, Python "
+            "bookkeeping), overlap it with the running graph, or capture more of the step."
+        )
+    if p.is_("pytorch"):
+        if "compiled" in p.traits and short_kernels:
+            return (
+                f'The model is compiled but launched kernel by kernel: torch.compile(mode="reduce-'
+                f'overhead") replays it as {p.graphs}; batch more work per call.'
+            )
+        if short_kernels:
+            return (
+                f"Most kernels are shorter than their launch: launch them as {p.graphs} "
+                '(torch.compile(mode="reduce-overhead"), torch.cuda.graphs) and fuse them '
+                "(torch.compile); batch more work per call."
+            )
+        return (
+            "The kernels are long enough, so look at what the host does in the gaps: data "
+            "loading (DataLoader workers, pin_memory, prefetch), Python work between steps, "
+            "logging or checkpointing; overlap it with GPU work or move it off the critical path."
+        )
+    return _BY_KIND.get(p.kind, _GENERIC_LAUNCH)(p)
+
+
+def _jax_launch(p: Program) -> str:
+    del p
+    return (
+        "The host dispatches work one executable at a time: put the whole step under one jax.jit "
+        "(and its loops under lax.scan / lax.fori_loop) so XLA runs it as one executable, keep "
+        "Python work and device→host reads (float(x), np.asarray, .block_until_ready()) out of "
+        "the loop, and let XLA capture kernels as command buffers (XLA_FLAGS="
+        "--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUSTOM_CALL)."
+    )
+
+
+def _ggml_launch(p: Program) -> str:
+    return (
+        "llama.cpp launches many small kernels per token: keep every layer on the GPU "
+        f"(-ngl 99), let it replay each token's kernels as {p.graphs} (on by default for "
+        "single-sequence decode; GGML_CUDA_DISABLE_GRAPHS must stay unset), raise the batch "
+        "sizes for prompt processing (-b, -ub) and enable flash attention (-fa)."
+    )
+
+
+def _julia_launch(p: Program) -> str:
+    del p
+    return (
+        "Fuse broadcasts into one kernel (one @. expression, or a kernel written with "
+        "KernelAbstractions), avoid scalar indexing (allowscalar(false)) and host round trips "
+        "(Array(x)) inside loops, and give each launch more work."
+    )
+
+
+def _cpp_launch(p: Program) -> str:
+    api = "hip" if p.is_("hip-cpp") else "cuda"
+    return (
+        f"Launch fewer, larger kernels (fuse consecutive kernels; grid-stride loops) and capture "
+        f"the repeated launch sequence as a graph: {api}StreamBeginCapture … "
+        f"{api}GraphInstantiate once, then {api}GraphLaunch per iteration; keep other host work "
+        "off the launching thread."
+    )
+
+
+def _generic_launch(p: Program) -> str:
+    return (
+        f"Launch fewer, larger kernels (fuse them) and replay repeated launch sequences as "
+        f"{p.graphs}; keep other host work off the launching thread."
+    )
+
+
+_GENERIC_LAUNCH = _generic_launch
+_BY_KIND = {
+    "jax": _jax_launch,
+    "ggml": _ggml_launch,
+    "julia": _julia_launch,
+    "cuda-cpp": _cpp_launch,
+    "hip-cpp": _cpp_launch,
+}
+
+
+def host_work(p: Program) -> str:
+    """One idle gap in which the host did something else (not launching)."""
+    where = {
+        "pytorch": "a data-loader wait, a checkpoint, a compile, logging",
+        "jax": "a jit compilation, a device→host read, data loading, logging",
+        "ggml": "model loading, tokenization, sampling on the host",
+    }.get(p.kind, "file I/O, allocation, host computation")
+    return (
+        f"Find what the host did during the gap (the host calls listed; {where}): move it off "
+        "the critical path or overlap it with GPU work."
+    )
+
+
+def host_sync(p: Program) -> str:
+    """Blocking synchronisations empty the device queue."""
+    return _SYNC.get(p.kind, _SYNC["unknown"])
+
+
+_SYNC = {
+    "pytorch": "Remove host syncs from the hot loop: .item(), .cpu(), .tolist(), printing or "
+    "branching on GPU values, torch.cuda.synchronize(); keep values on the GPU, use events or "
+    "non_blocking copies to pinned memory, and sync at most once per step.",
+    "jax": "Stop blocking on results inside the loop: .block_until_ready(), float()/int()/"
+    "np.asarray() on device arrays and printing them wait for the device; JAX dispatches "
+    "asynchronously, so read results once every N steps.",
+    "ggml": "The host synchronizes on every token to sample it: decode several sequences at "
+    "once (llama-server -np N with continuous batching) so the GPU has work while one samples.",
+    "julia": "synchronize(), Array(x) and scalar indexing block the host: keep results on the "
+    "device and synchronize once per iteration at most.",
+    "cuda-cpp": "Remove cudaDeviceSynchronize / cudaStreamSynchronize / blocking cudaMemcpy "
+    "from the loop: order work with streams and events (cudaEventRecord + "
+    "cudaStreamWaitEvent), copy with cudaMemcpyAsync, and synchronize once at the end.",
+    "hip-cpp": "Remove hipDeviceSynchronize / hipStreamSynchronize / blocking hipMemcpy from "
+    "the loop (hipDeviceSynchronize costs much more than a stream sync on ROCm): order work "
+    "with streams and events (hipEventRecord + hipStreamWaitEvent), copy with hipMemcpyAsync, "
+    "and synchronize once at the end.",
+    "unknown": "Remove blocking synchronisations from the loop: order work with streams and "
+    "events, copy asynchronously, and synchronize once per iteration at most.",
+}
+
+
+def host_after_sync(p: Program) -> str:
+    """The host blocks in a sync, then works before it launches again: that work cannot
+    overlap the GPU."""
+    sync = {
+        "pytorch": "the .item() / .cpu() / torch.cuda.synchronize()",
+        "jax": "the .block_until_ready() / float(x) / np.asarray(x)",
+        "cuda-cpp": "the cudaDeviceSynchronize / cudaStreamSynchronize",
+        "hip-cpp": "the hipDeviceSynchronize / hipStreamSynchronize",
+    }.get(p.kind, "the blocking call")
+    return (
+        "Find the host work that runs after each sync (the host calls and operators in those "
+        "gaps: data loading, Python bookkeeping, logging): shorten it or move it off the "
+        f"critical path, and launch the next step's GPU work before {sync} so that the host "
+        "work overlaps the GPU instead of following it."
+    )
+
+
+def copies(p: Program) -> str:
+    """Host↔device copies cost time on the device's timeline."""
+    return _COPIES.get(p.kind, _COPIES["unknown"])
+
+
+_COPIES = {
+    "pytorch": "Keep tensors on the device: avoid .item(), .cpu(), .tolist() and printing "
+    "tensors in the loop (each DtoH copy also synchronizes); move inputs once, from pinned "
+    "memory (pin_memory=True) with non_blocking=True, so copies overlap compute.",
+    "jax": "Keep arrays on the device: no np.asarray / jax.device_get in the loop; put inputs "
+    "once (jax.device_put) and prefetch the next batch while the step runs (double buffering).",
+    "ggml": "Offload every layer (-ngl 99) so weights and the KV cache stay in GPU memory: a "
+    "partial offload copies activations between host and device for every token.",
+    "julia": "Move data to the device once (ROCArray(x) / CuArray(x)) and keep it there; no "
+    "Array(x) inside the loop.",
+    "cuda-cpp": "Copy once and reuse device buffers; copy with cudaMemcpyAsync from page-locked "
+    "memory (cudaMallocHost / cudaHostRegister) on its own stream so copies overlap kernels.",
+    "hip-cpp": "Copy once and reuse device buffers; copy with hipMemcpyAsync from page-locked "
+    "memory (hipHostMalloc / hipHostRegister) on its own stream so copies overlap kernels.",
+    "unknown": "Copy once and reuse device buffers; copy asynchronously from page-locked host "
+    "memory so copies overlap kernels.",
+}
+
+
+def unified_memory(p: Program) -> str:
+    """Managed memory migrated page by page on first touch."""
+    if p.is_("hip-cpp"):
+        return (
+            "Prefetch managed memory before the kernels touch it (hipMemPrefetchAsync to the "
+            "device, and back before host access) or advise it (hipMemAdvise "
+            "SetPreferredLocation / SetReadMostly); with HSA_XNACK=0 pages do not migrate on "
+            "demand at all; or allocate with hipMalloc and copy explicitly."
+        )
+    return (
+        "Prefetch managed memory before the kernels touch it (cudaMemPrefetchAsync to the "
+        "device, and back before host access) or advise it (cudaMemAdvise "
+        "SetPreferredLocation / SetReadMostly); or allocate with cudaMalloc and copy "
+        "explicitly with cudaMemcpyAsync."
+    )
+
+
+def warm_up(p: Program, profiler: str = "") -> str:
+    """Profile the steady state, not the start-up: why the first calls are slow for this kind
+    of program, and how the profiler that made the trace records a later window."""
+    window = _WINDOW.get(profiler, _WINDOW.get(_DEFAULT_PROFILER.get(p.kind, ""), ""))
+    if p.is_("pytorch") and profiler == "nsys":
+        window += " (torch.cuda.profiler.start / stop)"
+    return _WARM_UP.get(p.kind, _WARM_UP["unknown"]) + (
+        f"; then record a steady window: {window}" if window else ""
+    )
+
+
+_DEFAULT_PROFILER = {"pytorch": "kineto", "jax": "jax", "cuda-cpp": "nsys", "hip-cpp": "rocprofv3"}
+_WINDOW = {
+    "kineto": "torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, "
+    "active=3)) with prof.step() after each iteration",
+    "jax": "jax.profiler.start_trace after the first (compiling) call",
+    "nsys": "nsys --capture-range=cudaProfilerApi with cudaProfilerStart / cudaProfilerStop "
+    "around the steady iterations",
+    "ncu": "ncu --launch-skip N --launch-count M past the first launches",
+    "rpd": "start rpd's recording after the warm-up iterations (rpdTracerControl start / stop "
+    "around the steady iterations)",
+    "rocprofv3": "rocprofv3's --collection-period, or roctxProfilerResume / roctxProfilerPause "
+    "around the steady iterations",
+    "rocpd": "rocprofv3's --collection-period, or roctxProfilerResume / roctxProfilerPause "
+    "around the steady iterations",
+    "rocprof": "rocprof --trace-start off with roctxProfilerResume / roctxProfilerPause around "
+    "the steady iterations",
+}
+_WARM_UP = {
+    "pytorch": "Run a few iterations before the measured ones: the first call of each operator "
+    "loads its kernels and libraries pick their algorithms",
+    "jax": "Run the jitted step once before measuring (it compiles on the first call and on "
+    "every new shape) and keep compiled programs across runs with the persistent "
+    "compilation cache (jax_compilation_cache_dir)",
+    "ggml": "Measure after the model is loaded and the first tokens are out (llama-bench runs "
+    "a warm-up of its own)",
+    "julia": "Run the function once before measuring (Julia compiles each method and kernel on "
+    "its first call)",
+    "cuda-cpp": "Warm up before the measured region: each kernel's module loads on its first "
+    "launch (CUDA_MODULE_LOADING=LAZY, the default; EAGER moves it to start-up) and library "
+    "handles (cublasCreate, cudnnCreate) cost on first use, so create them once",
+    "hip-cpp": "Warm up before the measured region: code objects load on each kernel's first "
+    "launch and libraries load theirs lazily (rocBLAS / hipBLASLt kernels on the first call "
+    "of each shape), so create handles (rocblas_create_handle) once and run each call once",
+    "unknown": "Warm up before the measured region (first launches load modules and libraries)",
+}
+
+
+def profile_shapes(p: Program) -> str:
+    """How to get what the GEMM efficiency analysis needs."""
+    if p.is_("pytorch"):
+        return "Profile with record_shapes=True"
+    if p.is_("jax"):
+        return "Read the XLA ops' shapes from the profile's hlo_op metadata (xplane.pb)"
+    return "Collect counters (ncu / rocprofv3 --pmc) for the GEMM kernels"
