@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_TRACE := src/gpuscope/data/examples/llama_decode_h200.json.gz
+# extras the test targets add: Ray and Dask, whose engines tests/integration/test_cluster_engines.py
+# runs (~25 s and ~250 MB more in the venv); `make test ENGINES=` where ray has no wheel (those
+# tests then skip)
+ENGINES ?= ray,dask
 
 .PHONY: demo test test-alone lint typecheck unit fuzz clean
 
@@ -10,6 +14,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+$(VENV)/.engines: $(VENV)/.installed
+	$(if $(ENGINES),$(PY) -m pip install -q -e '.[$(ENGINES)]')
 	touch $@
 
 demo: $(VENV)/.installed
@@ -23,10 +31,10 @@ lint: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
-unit: $(VENV)/.installed
+unit: $(VENV)/.engines
 	$(PY) -m pytest -q
 
-test: $(VENV)/.installed
+test: $(VENV)/.engines
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
@@ -35,7 +43,7 @@ test: $(VENV)/.installed
 # folder, so with no ../shared beside it: what a user who clones the project alone runs. Tests that
 # need the reference files must skip, not fail. The copy runs on this venv, its own src/ first on
 # the path. CI runs it after `make test` (.ci/run).
-test-alone: $(VENV)/.installed
+test-alone: $(VENV)/.engines
 	@alone=$$(mktemp -d) && mkdir $$alone/main && \
 	git ls-files -z --cached --others --exclude-standard | \
 	  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C $$alone/main && \
