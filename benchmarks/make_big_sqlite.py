@@ -4,7 +4,10 @@ The DDL is copied at run time from the reference databases' `sqlite_master` — 
 `rocprofv3/rocpd-db-gfx942/15_results.db`, RPD from `rpd/matmul_result.rpd` — so the output has
 exactly the tables, views and column types the profilers write. The small tables (strings,
 agents, kernel symbols, process, threads, queues, streams, metadata) are copied from the
-reference; the event tables are synthesised: N kernel dispatches (a few hundred kernel names,
+reference. Without the reference (a clone without ../shared), `make_rocpd(..., reference=None)`
+(`--rocpd-reference builtin`) uses the rocpd tables written out below instead: the same tables
+and columns, no foreign keys, indexes or data views, one made-up MI300X process. The event tables
+are synthesised: N kernel dispatches (a few hundred kernel names,
 log-normal durations, exponential gaps, a second stream running 10 % of the work), each launched
 by a `hipLaunchKernel` call, a memory copy every 100 ops and a ROCTX range every 1000.
 
@@ -105,13 +108,160 @@ def attach(db: sqlite3.Connection, reference: Path) -> None:
     db.execute(f"ATTACH DATABASE 'file:{quote(str(reference.resolve()))}?mode=ro' AS ref")
 
 
+# -- rocpd without the reference -------------------------------------------------------------------
+# rocpd schema 3 (shared/notes/formats.md §3.8) written out by hand: every table with the columns
+# rocprofv3 writes (after `id`, `guid`; `extdata` last but in two), so the readers' SELECTs and the
+# generator's INSERTs see what they see in a real database. Not the real DDL's bytes: no foreign
+# keys, CHECKs, indexes or data views (gpuscope reads the physical tables).
+BUILTIN_SUFFIX = "_00000000_0000_0000_0000_000000000000"
+_ROCPD_TABLES = {
+    "rocpd_string": "string TEXT NOT NULL UNIQUE ON CONFLICT ABORT",
+    "rocpd_info_node": (
+        "hash BIGINT NOT NULL UNIQUE, machine_id TEXT NOT NULL UNIQUE, "
+        "system_name TEXT, hostname TEXT, release TEXT, version TEXT, hardware_name TEXT, "
+        "domain_name TEXT"
+    ),
+    "rocpd_info_process": (
+        "nid INTEGER NOT NULL, ppid INTEGER, pid INTEGER NOT NULL, init BIGINT, "
+        'fini BIGINT, start BIGINT, "end" BIGINT, command TEXT, '
+        "environment JSONB DEFAULT '{}' NOT NULL"
+    ),
+    "rocpd_info_thread": (
+        "nid INTEGER NOT NULL, ppid INTEGER, pid INTEGER NOT NULL, "
+        'tid INTEGER NOT NULL, name TEXT, start BIGINT, "end" BIGINT'
+    ),
+    "rocpd_info_agent": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, type TEXT, absolute_index INTEGER, "
+        "logical_index INTEGER, type_index INTEGER, uuid INTEGER, name TEXT, model_name TEXT, "
+        "vendor_name TEXT, product_name TEXT, user_name TEXT"
+    ),
+    "rocpd_info_queue": "nid INTEGER NOT NULL, pid INTEGER NOT NULL, name TEXT",
+    "rocpd_info_stream": "nid INTEGER NOT NULL, pid INTEGER NOT NULL, name TEXT",
+    "rocpd_info_pmc": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, agent_id INTEGER, "
+        "target_arch TEXT, event_code INT, instance_id INTEGER, name TEXT NOT NULL, "
+        "symbol TEXT NOT NULL, description TEXT, long_description TEXT DEFAULT '', component TEXT, "
+        "units TEXT DEFAULT '', value_type TEXT, block TEXT, expression TEXT, is_constant INTEGER, "
+        "is_derived INTEGER"
+    ),
+    "rocpd_info_code_object": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, agent_id INTEGER, "
+        "uri TEXT, load_base BIGINT, load_size BIGINT, load_delta BIGINT, storage_type TEXT"
+    ),
+    "rocpd_info_kernel_symbol": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, "
+        "code_object_id INTEGER NOT NULL, kernel_name TEXT, display_name TEXT, "
+        "kernel_object INTEGER, kernarg_segment_size INTEGER, kernarg_segment_alignment INTEGER, "
+        "group_segment_size INTEGER, private_segment_size INTEGER, sgpr_count INTEGER, "
+        "arch_vgpr_count INTEGER, accum_vgpr_count INTEGER"
+    ),
+    "rocpd_track": "nid INTEGER NOT NULL, pid INTEGER, tid INTEGER, name_id INTEGER",
+    "rocpd_event": (
+        "category_id INTEGER, stack_id INTEGER, parent_stack_id INTEGER, "
+        "correlation_id INTEGER, call_stack JSONB DEFAULT '{}' NOT NULL, "
+        "line_info JSONB DEFAULT '{}' NOT NULL"
+    ),
+    "rocpd_arg": (
+        "event_id INTEGER NOT NULL, position INTEGER NOT NULL, type TEXT NOT NULL, "
+        "name TEXT NOT NULL, value TEXT"
+    ),
+    "rocpd_pmc_event": "event_id INTEGER, pmc_id INTEGER NOT NULL, value REAL DEFAULT 0.0",
+    "rocpd_region": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL, "
+        'start BIGINT NOT NULL, "end" BIGINT NOT NULL, name_id INTEGER NOT NULL, event_id INTEGER'
+    ),
+    "rocpd_sample": "track_id INTEGER NOT NULL, timestamp BIGINT NOT NULL, event_id INTEGER",
+    "rocpd_kernel_dispatch": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER, "
+        "agent_id INTEGER NOT NULL, kernel_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, "
+        "queue_id INTEGER NOT NULL, stream_id INTEGER NOT NULL, start BIGINT NOT NULL, "
+        '"end" BIGINT NOT NULL, private_segment_size INTEGER, group_segment_size INTEGER, '
+        "workgroup_size_x INTEGER NOT NULL, workgroup_size_y INTEGER NOT NULL, "
+        "workgroup_size_z INTEGER NOT NULL, grid_size_x INTEGER NOT NULL, "
+        "grid_size_y INTEGER NOT NULL, grid_size_z INTEGER NOT NULL, region_name_id INTEGER, "
+        "event_id INTEGER"
+    ),
+    "rocpd_memory_copy": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER, "
+        'start BIGINT NOT NULL, "end" BIGINT NOT NULL, name_id INTEGER NOT NULL, '
+        "dst_agent_id INTEGER, dst_address INTEGER, src_agent_id INTEGER, src_address INTEGER, "
+        "size INTEGER NOT NULL, queue_id INTEGER, stream_id INTEGER, region_name_id INTEGER, "
+        "event_id INTEGER"
+    ),
+    "rocpd_memory_allocate": (
+        "nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER, "
+        'agent_id INTEGER, type TEXT, level TEXT, start BIGINT NOT NULL, "end" BIGINT NOT NULL, '
+        "address INTEGER, size INTEGER NOT NULL, queue_id INTEGER, stream_id INTEGER, "
+        "event_id INTEGER"
+    ),
+}
+_NO_EXTDATA = ("rocpd_string", "rocpd_info_node")
+# rocprofv3 --kernel-trace --hip-runtime-trace (the reference's options but thread trace)
+_ENVIRONMENT = '{"ROCPROF_KERNEL_TRACE": "1", "ROCPROF_HIP_RUNTIME_API_TRACE": "1"}'
+_MI300X = (
+    '{"cu_count": 304, "simd_count": 1216, "num_xcc": 8, "wave_front_size": 64, '
+    '"max_waves_per_cu": 32, "lds_size_in_kb": 64, "max_engine_clk_fcompute": 2100}'
+)
+# the small tables: one node, process (pid 4242, thread 4242), CPU agent 0, GPU agent 1, a queue,
+# the default stream, one code object and one kernel symbol
+_ROCPD_SMALL_ROWS = {
+    "rocpd_info_node": ("id,hash,machine_id,system_name,hostname,hardware_name",
+                        [(1, 1, "0" * 32, "Linux", "gpuscope-test", "x86_64")]),
+    "rocpd_info_process": ("id,nid,ppid,pid,command,environment",
+                           [(4242, 1, 1, 4242, "python train.py", _ENVIRONMENT)]),
+    "rocpd_info_thread": ("id,nid,ppid,pid,tid", [(4242, 1, 1, 4242, 4242)]),
+    "rocpd_info_agent": (
+        "id,nid,pid,type,absolute_index,logical_index,type_index,name,vendor_name,product_name,"
+        "extdata",
+        [(0, 1, 4242, "CPU", 0, 0, 0, "CPU", "CPU", "CPU", "{}"),
+         (1, 1, 4242, "GPU", 1, 1, 0, "gfx942", "AMD", "AMD Instinct MI300X", _MI300X)],
+    ),
+    "rocpd_info_queue": ("id,nid,pid,name", [(0, 1, 4242, "Default Queue")]),
+    "rocpd_info_stream": ("id,nid,pid,name", [(0, 1, 4242, "Default Stream")]),
+    "rocpd_info_code_object": ("id,nid,pid,agent_id,uri,storage_type",
+                               [(1, 1, 4242, 1, "memory://4242#offset=0x0&size=4096", "MEMORY")]),
+    "rocpd_info_kernel_symbol": (
+        "id,nid,pid,code_object_id,kernel_name,display_name,kernarg_segment_size,sgpr_count,"
+        "arch_vgpr_count",
+        [(1, 1, 4242, 1, "__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_fillBufferAligned",
+          64, 16, 8)],
+    ),
+}  # fmt: skip
+
+
+def attach_builtin(db: sqlite3.Connection) -> None:
+    """The builtin rocpd schema and small tables as the attached `ref` database (in memory)."""
+    suffix, guid = BUILTIN_SUFFIX, BUILTIN_SUFFIX[1:].replace("_", "-")
+    db.execute("ATTACH DATABASE ':memory:' AS ref")
+    db.execute(
+        f'CREATE TABLE ref."rocpd_metadata{suffix}" '
+        "(id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL, value TEXT NOT NULL)"
+    )
+    metadata = [("schema_version", "3"), ("uuid", suffix), ("guid", guid)]
+    insert(db, f'ref."rocpd_metadata{suffix}"', "tag,value", metadata)
+    for base, columns in _ROCPD_TABLES.items():
+        extdata = "" if base in _NO_EXTDATA else ", extdata JSONB DEFAULT '{}' NOT NULL"
+        db.execute(
+            f'CREATE TABLE ref."{base}{suffix}" (id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, '
+            f"guid TEXT DEFAULT '{guid}' NOT NULL, {columns}{extdata})"
+        )
+    for base, (names, rows) in _ROCPD_SMALL_ROWS.items():
+        insert(db, f'ref."{base}{suffix}"', names, rows)
+
+
 # -- rocpd -----------------------------------------------------------------------------------------
-def make_rocpd(path: Path, rows: int, runs: int = 1, reference: Path = ROCPD_REFERENCE) -> None:
-    """Write a rocpd database of `runs` merged runs with `rows` kernel dispatches each."""
+def make_rocpd(
+    path: Path, rows: int, runs: int = 1, reference: Path | None = ROCPD_REFERENCE
+) -> None:
+    """Write a rocpd database of `runs` merged runs with `rows` kernel dispatches each, on the
+    reference's schema (None: the builtin one)."""
     path.unlink(missing_ok=True)
     db = sqlite3.connect(path, isolation_level=None, uri=True)
     fast(db)
-    attach(db, reference)
+    if reference is None:
+        attach_builtin(db)
+    else:
+        attach(db, reference)
     schema = db.execute("SELECT type, name, sql FROM ref.sqlite_master WHERE sql IS NOT NULL")
     schema = [row for row in schema if not row[1].startswith("sqlite_")]
     old = _rocpd_suffix([name for kind, name, _ in schema if kind == "table"])
@@ -520,7 +670,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=1, help="rocpd runs merged in one file")
     parser.add_argument("--format", choices=("rocpd", "rpd", "both"), default="both")
     parser.add_argument("--out", type=Path, default=REPO / "bench-data")
-    parser.add_argument("--rocpd-reference", type=Path, default=ROCPD_REFERENCE)
+    parser.add_argument(
+        "--rocpd-reference",
+        type=lambda text: None if text == "builtin" else Path(text),
+        default=ROCPD_REFERENCE,
+        help="a rocpd database whose schema to copy, or `builtin`",
+    )
     parser.add_argument("--rpd-reference", type=Path, default=RPD_REFERENCE)
     args = parser.parse_args(argv[1:])
     args.out.mkdir(parents=True, exist_ok=True)

@@ -259,7 +259,7 @@ def test_rocpd_without_thread_rows(tmp_path: Path) -> None:
     from tests.unit.trace.test_rocpd import generator
 
     path = tmp_path / "7_results.db"
-    generator().make_rocpd(path, 20)
+    generator().make_rocpd(path, 20, reference=None)
     with sqlite3.connect(path) as db:
         tables = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_thread%'"
@@ -408,7 +408,7 @@ def test_rocpd_schema_that_is_not_utf8(tmp_path: Path) -> None:
     from tests.unit.trace.test_rocpd import generator
 
     path = tmp_path / "7_results.db"
-    generator().make_rocpd(path, 5)
+    generator().make_rocpd(path, 5, reference=None)
     with sqlite3.connect(path) as db:
         db.execute('CREATE TABLE "z\u00e9" (a INTEGER)')
     data = (
@@ -437,7 +437,7 @@ def test_rocpd_rowid_at_the_int64_limit(tmp_path: Path) -> None:
     from tests.unit.trace.test_rocpd import generator
 
     path = tmp_path / "7_results.db"
-    generator().make_rocpd(path, 20)
+    generator().make_rocpd(path, 20, reference=None)
     with sqlite3.connect(path) as db:
         names = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_region%'"
@@ -538,7 +538,7 @@ def test_rocpd_kernel_name_that_is_a_number(tmp_path: Path) -> None:
     from tests.unit.trace.test_rocpd import generator
 
     path = tmp_path / "7_results.db"
-    generator().make_rocpd(path, 20)
+    generator().make_rocpd(path, 20, reference=None)
     with sqlite3.connect(path) as db:
         names = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_kernel%'"

@@ -4,7 +4,6 @@ the trace (distributedInfo) or by `rank<R>/` folders, and an engine that is not 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -26,8 +25,10 @@ def need(*paths: Path) -> None:
             pytest.skip(f"reference trace not found: {path.resolve()}")
 
 
-def gpuscope(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "200"}
+def gpuscope(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "200", **(env or {})}
     argv = [sys.executable, "-m", "gpuscope", "analyze", *args]
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
@@ -73,13 +74,17 @@ def test_the_same_rank_twice_is_a_comparison_not_a_job(tmp_path: Path) -> None:
     assert "ranks" not in json.loads((tmp_path / "out.json").read_text())
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
 def test_a_missing_engine_is_one_error_line(tmp_path: Path) -> None:
     need(*PAIR)
-    done = gpuscope(tmp_path, *map(str, PAIR), "--engine", "ray")
+    hidden = tmp_path / "hide" / "ray"  # a `ray` first on the path that fails to import
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
+    env = {"PYTHONPATH": f"{tmp_path / 'hide'}{os.pathsep}{REPO / 'src'}"}
+    done = gpuscope(tmp_path, *map(str, PAIR), "--engine", "ray", env=env)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --engine ray needs ray"), lines
+    assert "pip install 'gpuscope[ray]'" in lines[0]
 
 
 def test_json_of_a_job_whose_collectives_carry_their_sizes(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ dicts, the traces that failed, and the `"ranks"` part when the traces are the ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscope.ranks.work import Outcome, Task, run_task, task_of
+from gpuscope.ranks.work import Outcome, Task, run_task, task_of, with_absolute_paths
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,18 @@ def analyze_job(
 ) -> JobResult:
     """Analyse every trace in `paths` on `engine` and, when they are ranks of one job, across
     them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count)."""
+    tasks = tasks_for(paths, categories, report=reports)
+    return analyze_outcomes(run_tasks(tasks, engine=engine, workers=workers))
+
+
+def run_tasks(tasks: Sequence[Task], *, engine: str, workers: int | None) -> Iterator[Outcome]:
+    """`run_task` of every task on `engine`, in order. Ray and Dask get absolute paths (their
+    workers run in other directories), so their reports name the files by absolute path."""
     from gpuscope.ranks.engine import run_all
 
-    tasks = tasks_for(paths, categories, report=reports)
-    return analyze_outcomes(run_all(run_task, tasks, engine=engine, workers=workers))
+    if engine != "local":
+        tasks = [with_absolute_paths(t) for t in tasks]
+    return run_all(run_task, tasks, engine=engine, workers=workers)
 
 
 def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:

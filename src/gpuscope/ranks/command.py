@@ -14,12 +14,11 @@ def analyze_sources(
     sources: Sequence[Any], args: argparse.Namespace
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[tuple[str, str]]]:
     """(reports, the cross-rank part or None, the traces that failed: (path, error))."""
-    from gpuscope.ranks.api import analyze_outcomes
-    from gpuscope.ranks.engine import run_all
-    from gpuscope.ranks.work import run_task, task_of
+    from gpuscope.ranks.api import analyze_outcomes, run_tasks
+    from gpuscope.ranks.work import task_of
 
     tasks = [task_of(s, args.categories, args.top) for s in sources]
-    result = analyze_outcomes(run_all(run_task, tasks, engine=args.engine, workers=args.workers))
+    result = analyze_outcomes(run_tasks(tasks, engine=args.engine, workers=args.workers))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return result.reports, result.ranks, result.failed

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,14 @@ class Outcome:
 
 def task_of(source: Source, categories: str | None = None, top: int = 15) -> Task:
     return Task(source.reader.name, tuple(source.paths), source.key, categories, top)
+
+
+def with_absolute_paths(task: Task) -> Task:
+    """The task as a cluster worker must get it: its processes run in other directories, where
+    the relative paths of the command line name nothing (or something else)."""
+    rules = None if task.categories is None else os.path.abspath(task.categories)
+    paths = tuple(os.path.abspath(p) for p in task.paths)
+    return replace(task, paths=paths, key=os.path.abspath(task.key), categories=rules)
 
 
 def run_task(task: Task) -> Outcome:

@@ -1,9 +1,10 @@
 """The engines that run the per-rank work: a process pool gives exactly what running in this
-process gives, in order; Ray and Dask are optional and say how to get them."""
+process gives, in order; Ray and Dask are optional and say how to get them (they really run in
+tests/integration/test_cluster_engines.py)."""
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,9 +49,10 @@ def test_a_broken_trace_is_an_outcome_not_an_exception(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ["ray", "dask"])
-def test_a_missing_engine_says_how_to_install_it(engine: str) -> None:
-    if importlib.util.find_spec(engine) is not None:
-        pytest.skip(f"{engine} is installed here")
+def test_a_missing_engine_says_how_to_install_it(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, engine, None)  # `import ray` fails as if not installed
     with pytest.raises(ConfigError, match=rf"pip install 'gpuscope\[{engine}\]'"):
         list(run_all(square, [1, 2], engine=engine))
 

@@ -4,6 +4,8 @@ The real MI300X database (`rocprofv3/rocpd-db-gfx942/15_results.db`, read in pla
 against the tool's own views (`kernels`, `top_kernels`, `busy`) and against the independent
 golden script; merged runs, markers, memory copies and counters are checked on databases built
 by `benchmarks/make_big_sqlite.py` from the real schema; broken files must give one-line errors.
+The generator's builtin schema (for tests on a clone without ../shared) must read like the real
+one.
 """
 
 from __future__ import annotations
@@ -272,6 +274,35 @@ def test_committed_goldens_cover_every_reference_database() -> None:
     for path in found:
         assert READER.sniff(str(path)), path
     assert GOLDEN.joinpath("rocpd__rocpd-db-gfx942__15_results_db.json").is_file()
+
+
+# -- the generator's builtin schema (no reference needed) --------------------------------------
+def test_the_builtin_schema_reads_like_the_real_one(tmp_path: Path) -> None:
+    """The same workload on the builtin and on the real schema: the same trace, but the ids the
+    small tables give (the GPU's agent, the thread)."""
+    real, builtin = tmp_path / "1_results.db", tmp_path / "2_results.db"
+    generator().make_rocpd(real, 300, runs=2, reference=reference_file(REFERENCE))
+    generator().make_rocpd(builtin, 300, runs=2, reference=None)
+    a, b = READER.read(str(real)), READER.read(str(builtin))
+    assert a.names == b.names and a.meta.event_counts == b.meta.event_counts
+    assert a.meta.provides == b.meta.provides
+    for table, differ in ((a.gpu, b.gpu), (a.host, b.host)):
+        for column in ("kind", "name", "start", "dur", "stream", "correlation", "bytes"):
+            if hasattr(table, column):
+                assert np.array_equal(getattr(table, column), getattr(differ, column)), column
+    assert [d.name for d in a.meta.devices] == [d.name for d in b.meta.devices]
+
+
+def test_a_database_on_the_builtin_schema_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "7_results.db"
+    generator().make_rocpd(path, 300, runs=2, reference=None)
+    trace = read_trace(str(path))
+    assert Counter(trace.gpu.kind.tolist()) == {KERNEL: 594, MEMCPY: 6}
+    assert len(trace.host) == 600 and [d.name for d in trace.meta.devices] == [
+        "AMD Instinct MI300X"
+    ]
+    assert {"kernels", "host_api", "links", "copies", "markers"} <= trace.meta.provides
+    check_golden(trace, script().summarize("rocpd", path))
 
 
 # -- merged runs, copies, markers, counters ----------------------------------------------------
