@@ -16,9 +16,10 @@ import numpy as np
 
 from gpuscope.analysis import advice
 from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis.hotspots import MIGRATION
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE
 from gpuscope.analysis.verdict import CAUSE_TEXT
-from gpuscope.document.units import time_ns
+from gpuscope.document.units import nbytes, time_ns
 from gpuscope.trace.model import DTOH, HTOD, KERNEL, MEMCPY, PAGEABLE
 
 if TYPE_CHECKING:
@@ -396,12 +397,40 @@ def gemm_heavy(a: Analysis) -> Finding | None:
     )
 
 
+def unified_memory(a: Analysis) -> Finding | None:
+    """Managed memory migrated page by page when a kernel (or the host) first touches it."""
+    moved = a.copies.get(MIGRATION)
+    line = a.timeline
+    if moved is None or not moved.count:
+        return None
+    span = line.span_ns if line else 0
+    share = moved.time_ns / span if span else 0.0
+    size = f", {nbytes(moved.known_bytes)}" if moved.known_bytes is not None else ""
+    return finding(
+        "unified-memory",
+        "warning" if share >= COPY_WARNING else "info",
+        f"unified-memory page migrations take {time_ns(moved.time_ns)} ({moved.count:,} "
+        f"migrations{size}; {share:.1%} of the GPU's span, warning at ≥ {COPY_WARNING:.0%}): "
+        "managed memory moves on first touch, and the kernel that touches it waits",
+        advice.unified_memory(a.program),
+        {
+            "migrations": moved.count,
+            "time_us": us(moved.time_ns),
+            "bytes": moved.known_bytes,
+            "share_of_span": round(share, 4),
+        },  # fmt: skip
+        impact_ns=moved.time_ns,
+        cause="unified-memory",
+    )
+
+
 RULES: tuple[Callable[[Analysis], Finding | None], ...] = (
     idle_gap,
     cpu_bottleneck,
     sync_overhead,
     many_small_kernels,
     host_device_copies,
+    unified_memory,
     manual_attention,
     gemm_heavy,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -128,10 +129,11 @@ def copies(trace: Trace) -> dict[str, CopyKind]:
     if len(rows) == 0:
         return _total_copies(trace)
     result: dict[str, CopyKind] = {}
-    direction = gpu.copy[rows]
+    direction = gpu.copy[rows].astype(np.int64)
+    direction[migrations(trace)[rows]] = len(COPY_KINDS)  # page migrations: their own kind
     for code in np.unique(direction):
         chosen = rows[direction == code]
-        kind = COPY_KINDS[int(code)] if 0 <= code < len(COPY_KINDS) else "other"
+        kind = (*COPY_KINDS, MIGRATION)[int(code)] if 0 <= code <= len(COPY_KINDS) else "other"
         size = gpu.bytes[chosen]
         memory = gpu.host_memory[chosen]
         dur = np.maximum(gpu.dur[chosen], 0)
@@ -148,6 +150,19 @@ def copies(trace: Trace) -> dict[str, CopyKind]:
             old.sized_ns + int(dur[known].sum()),
         )
     return result
+
+
+MIGRATION = "migration"
+_MIGRATION_NAMES = ("Unified ", "Page Migration", "PAGE_MIGRATION", "page migration")
+
+
+def migrations(trace: Trace) -> Any:
+    """Per row of trace.gpu: is it a unified-memory page migration (nsys `[CUDA memcpy Unified
+    Host-to-Device]`, rocprofv3 page-migration records) rather than a copy the program asked for?"""
+    gpu = trace.gpu
+    names = np.unique(gpu.name[gpu.kind == MEMCPY])
+    wanted = [int(n) for n in names if any(w in trace.names[int(n)] for w in _MIGRATION_NAMES)]
+    return (gpu.kind == MEMCPY) & np.isin(gpu.name, wanted)
 
 
 def _total_copies(trace: Trace) -> dict[str, CopyKind]:

@@ -127,3 +127,17 @@ def test_the_program_is_in_the_json_and_the_header(tmp_path: Path) -> None:
     from gpuscope.analysis.layout import summary_document
 
     assert summary_document(report).subtitle.startswith("CUDA C++")
+
+
+def test_unified_memory_migrations_are_their_own_finding() -> None:
+    """nsys records managed-memory page migrations as 'Unified' copies: a CUDA program that
+    touches managed memory gets prefetch / advise advice, not host-copy advice."""
+    report = report_of(
+        REFERENCE / "formats" / "nsys" / "vectoraddition-a100-nsys2022.2" / "report4.sqlite"
+    )
+    assert set(report["memcpy"]["by_kind"]) == {"migration"}
+    found = {f["id"]: f for f in report["findings"]}
+    assert "host-device-copies" not in found
+    um = found["unified-memory"]
+    assert um["cause"] == "unified-memory" and "cudaMemPrefetchAsync" in um["action"]
+    assert um["evidence"]["migrations"] == 1792
