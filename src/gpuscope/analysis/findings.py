@@ -418,7 +418,7 @@ def unified_memory(a: Analysis) -> Finding | None:
             "time_us": us(moved.time_ns),
             "bytes": moved.known_bytes,
             "share_of_span": round(share, 4),
-        },  # fmt: skip
+        },
         impact_ns=moved.time_ns,
         cause="unified-memory",
     )
