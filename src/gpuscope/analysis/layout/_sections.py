@@ -115,7 +115,7 @@ def _verdict(verdict: Mapping[str, Any]) -> Note:
 
 def _source(report: Report) -> Section:
     source = report["source"]
-    devices = ", ".join(_device(d) for d in source["devices"]) or "none recorded"
+    devices = _devices_text(report)
     items = [
         ("path", str(source["path"])),
         ("format", f"{source['format']} ({source.get('schema') or 'unknown'} schema)"),
@@ -134,6 +134,24 @@ def _source(report: Report) -> Section:
         items.append(("events", ", ".join(f"{k} {fmt.count(v)}" for k, v in events.items())))
     items.append(("report", f"{report['schema']}, gpuscope {report.get('gpuscope_version', '?')}"))
     return Section("Source", (Facts(tuple(items)),))
+
+
+def _devices_text(report: Report) -> str:
+    """The devices that ran work, each name once with a count; the idle ones as a number."""
+    listed = report["source"]["devices"]
+    if not listed:
+        return "none recorded"
+    active = {d.get("id") for d in report.get("devices") or [] if d.get("busy_us")}
+    working = [d for d in listed if not active or d.get("id") in active]
+    names: dict[str, list[str]] = {}
+    for device in working:
+        names.setdefault(_device(device).split(": ", 1)[-1], []).append(str(device["id"]))
+    text = "; ".join(
+        f"{name} ×{len(ids)} (ids {', '.join(ids)})" if len(ids) > 1 else f"{ids[0]}: {name}"
+        for name, ids in names.items()
+    )
+    idle = len(listed) - len(working)
+    return text + (f"; {idle} more without work in the trace" if idle else "")
 
 
 def _device(device: Mapping[str, Any]) -> str:
@@ -156,7 +174,7 @@ def _headline(report: Report) -> Section:
         ("GPU span", fmt.duration(report["span_us"])),
         ("GPU idle", fmt.duration(report["idle_us"])),
         ("utilization", f"{fmt.percent(report['utilization'])} (busy / span)"),
-        ("GEMM share", f"{fmt.percent(report['gemm_share'])} of kernel time (target < 60%)"),
+        ("GEMM share", f"{fmt.percent(report['gemm_share'])} of kernel time"),
         ("profiled window", fmt.duration(report["window_us"])),
         ("CPU op time", _cpu(report.get("cpu"))),
     )

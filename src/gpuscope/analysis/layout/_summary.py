@@ -62,13 +62,27 @@ def _devices(report: Report) -> str:
 def _glance(report: Report) -> Section:
     verdict = report["verdict"]
     bound = str(verdict["bound"])
-    blocks: list[Block] = [Note(VERDICT_LEVEL.get(bound, "info"), bound, str(verdict["reason"]))]
+    level = VERDICT_LEVEL.get(bound, "info")
+    blocks: list[Block] = [Note(level, verdict_title(report), str(verdict["reason"]))]
     blocks.append(Text(_headline(report)))
     for flag in report["integrity"]:
         blocks.append(Note("warning", f"integrity: {flag['id']}", str(flag["message"])))
     if report["source"].get("truncated"):
         blocks.append(Note("critical", "truncated file", "read up to the last complete event"))
     return Section("At a glance", tuple(blocks))
+
+
+def verdict_title(report: Report) -> str:
+    """The verdict with the qualifier it needs: `gpu-bound outside one 463 ms gap` — never a bare
+    `gpu-bound` beside a utilization of 2 %."""
+    verdict = report["verdict"]
+    bound = str(verdict["bound"])
+    outside = verdict.get("utilization_outside_largest_gap")
+    largest = (report.get("gaps") or {}).get("largest")
+    if outside is not None and largest:
+        cause = str(largest.get("cause") or "").replace("_", "-")
+        return f"{bound} outside one {fmt.duration(largest['time_us'])} {cause} gap"
+    return bound
 
 
 def _headline(report: Report) -> str:
@@ -82,7 +96,9 @@ def _headline(report: Report) -> str:
             f" ({fmt.percent(report['utilization'])})"
         )
     if copies["count"]:
-        parts.append(f"{fmt.count(copies['count'])} copies, {fmt.duration(copies['time_us'])}")
+        parts.append(
+            f"{fmt.count(copies['count'])} copy operations, {fmt.duration(copies['time_us'])}"
+        )
     if report.get("gemm_share") is not None and kernels["count"]:
         parts.append(f"GEMMs {fmt.percent(report['gemm_share'])} of kernel time")
     return " · ".join(parts)
@@ -179,5 +195,11 @@ def _categories(report: Report) -> Section:
         for k, v in used
     )  # fmt: skip
     caption = f"unclassified: {fmt.percent(report['unclassified_share'])} of GPU time"
+    copy_kernels = report["categories"]["memcpy"]["count"] - report["memcpy"]["count"]
+    if copy_kernels > 0:  # copies done by kernels (e.g. __amd_rocclr_copyBuffer) count here too
+        caption += (
+            f"; memcpy counts {fmt.count(report['memcpy']['count'])} copy operations and "
+            f"{fmt.count(copy_kernels)} copy kernels"
+        )
     table = Table(("category", "count", "time", "share"), rows, (False, True, True, True))
     return Section("Time by category", (table, Text(caption)))
