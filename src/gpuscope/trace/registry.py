@@ -62,6 +62,7 @@ def readers() -> dict[str, Reader]:
 
 def builtin_readers() -> list[Reader]:
     """The built-in readers in sniffing order: specific formats before generic JSON."""
+    from gpuscope.trace.readers.jax import JaxReader
     from gpuscope.trace.readers.kineto import KinetoReader
     from gpuscope.trace.readers.ncu import NcuReader
     from gpuscope.trace.readers.nsys import NsysReader
@@ -77,6 +78,7 @@ def builtin_readers() -> list[Reader]:
         RpdReader(),
         NsysReader(),
         NcuReader(),
+        JaxReader(),  # before Kineto: its JSON is a Chrome trace too
         KinetoReader(),
     ]
 
