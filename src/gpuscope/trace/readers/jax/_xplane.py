@@ -37,8 +37,11 @@ def read(path: str) -> Trace:
                 [path], "trace_viewer", {"use_saved_result": False}
             )
         except Exception as error:  # xprof raises what its C++ side says
-            why = f"{error}{_last_error(said)}"
-            raise ReaderError(f"xprof cannot read this XSpace ({why})") from None
+            text, failure = None, str(error)
+        else:
+            failure = ""
+    if failure:
+        raise ReaderError(f"xprof cannot read this XSpace ({failure}){_last_error(said)}")
     if not text:
         raise ReaderError(f"xprof cannot read this XSpace{_last_error(said)}")
     planes = _plane_stats(profile_data, path)
@@ -114,28 +117,27 @@ def _int(value: Any) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_stderr() -> Iterator[Any]:
-    """The process's stderr (file descriptor 2) sent to a temporary file while inside."""
+def _quiet_stderr() -> Iterator[list[str]]:
+    """The process's stderr (file descriptor 2) caught while inside; its lines are in the list
+    yielded once the block ends."""
+    said: list[str] = []
     with tempfile.TemporaryFile() as caught:
         try:
             saved = os.dup(2)
         except OSError:
-            yield caught
+            yield said
             return
         try:
             os.dup2(caught.fileno(), 2)
-            yield caught
+            yield said
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+            caught.seek(0)
+            said += caught.read().decode("utf-8", "replace").splitlines()
 
 
-def _last_error(caught: Any) -> str:
+def _last_error(said: list[str]) -> str:
     """`: <xprof's last error line>` from what it logged, or ""."""
-    try:
-        caught.seek(0)
-        lines = caught.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    errors = [line for line in lines if line.startswith(("E0", "F0", "Error", "error"))]
+    errors = [line for line in said if line.startswith(("E0", "F0", "Error", "error"))]
     return f": {errors[-1][-300:]}" if errors else ""
