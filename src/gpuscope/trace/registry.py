@@ -39,7 +39,8 @@ class Reader(Protocol):
 FORMATS_HELP = (
     "Kineto/Chrome trace JSON (torch.profiler), rocprof v1 (results.csv, *.stats.csv, "
     "results.json, results.db), rocprofv3 (CSV, JSON, rocpd .db), rpd (.rpd), "
-    "Nsight Systems (.sqlite export, .nsys-rep), Nsight Compute (ncu --csv)"
+    "Nsight Systems (.sqlite export, .nsys-rep), Nsight Compute (ncu --csv), JAX / XLA "
+    "(jax.profiler's trace JSON, .xplane.pb), Perfetto protobuf (.pftrace)"
 )
 # files gpuscope itself writes next to profiler outputs: never traces
 _OWN_OUTPUTS = ("manifest.json", "analysis.json", ".analysis.json", "summary.json")
@@ -62,9 +63,11 @@ def readers() -> dict[str, Reader]:
 
 def builtin_readers() -> list[Reader]:
     """The built-in readers in sniffing order: specific formats before generic JSON."""
+    from gpuscope.trace.readers.jax import JaxReader
     from gpuscope.trace.readers.kineto import KinetoReader
     from gpuscope.trace.readers.ncu import NcuReader
     from gpuscope.trace.readers.nsys import NsysReader
+    from gpuscope.trace.readers.pftrace import PftraceReader
     from gpuscope.trace.readers.rocpd import RocpdReader
     from gpuscope.trace.readers.rocprof import RocprofReader
     from gpuscope.trace.readers.rocprofv3 import Rocprofv3Reader
@@ -77,6 +80,8 @@ def builtin_readers() -> list[Reader]:
         RpdReader(),
         NsysReader(),
         NcuReader(),
+        JaxReader(),  # before Kineto: its JSON is a Chrome trace too
+        PftraceReader(),
         KinetoReader(),
     ]
 

@@ -15,9 +15,11 @@ import pytest
 
 from gpuscope.trace import Trace, registry
 from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace.readers.jax import JaxReader
 from gpuscope.trace.readers.kineto import KinetoReader
 from gpuscope.trace.readers.ncu import NcuReader
 from gpuscope.trace.readers.nsys import NsysReader
+from gpuscope.trace.readers.pftrace import PftraceReader
 from gpuscope.trace.readers.rocpd import RocpdReader
 from gpuscope.trace.readers.rocprof import RocprofReader
 from gpuscope.trace.readers.rocprofv3 import Rocprofv3Reader
@@ -34,6 +36,8 @@ BUILTIN = {
     "rpd": RpdReader,
     "nsys": NsysReader,
     "ncu": NcuReader,
+    "jax": JaxReader,  # its trace-viewer JSON is a Chrome trace too: before Kineto
+    "pftrace": PftraceReader,
     "kineto": KinetoReader,
 }
 # what sniffing a file loads of each other format's package besides its `__init__` and `reader`:
@@ -48,6 +52,8 @@ SNIFFING = {
     "rpd": {"_json", "_vocab"},
     "nsys": {"_export", "_reports", "_stats_text"},
     "ncu": set(),
+    "jax": set(),
+    "pftrace": set(),
 }
 
 
