@@ -12,11 +12,20 @@ from gpuscope.analysis.program import Program
 
 def host_launch(p: Program, short_kernels: bool) -> str:
     """The host cannot launch work as fast as the GPU runs it."""
+    if "graphs" in p.traits and p.is_("jax"):
+        return (
+            f"XLA already replays the step's kernels as command buffers ({p.graphs}): the host "
+            "is late between executables. Put the whole step and its loop under one jax.jit "
+            "(lax.scan / lax.fori_loop), and keep Python work and device→host reads "
+            "(float(x), np.asarray, .block_until_ready()) out of the loop."
+        )
     if "graphs" in p.traits:
+        serving = any(t.startswith("serving:") for t in p.traits)
+        work = "sampling, scheduling, detokenization" if serving else "data loading, logging"
         return (
             f"Kernels already run as {p.graphs}: the host is late between graph launches. Cut the "
-            "per-step host work around the graph (sampling, scheduling, detokenization, Python "
-            "bookkeeping), overlap it with the running graph, or capture more of the step."
+            f"per-step host work around the graph ({work}, Python bookkeeping), overlap it with "
+            "the running graph, or capture more of the step."
         )
     if p.is_("pytorch"):
         if "compiled" in p.traits and short_kernels:

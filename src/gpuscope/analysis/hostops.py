@@ -425,9 +425,12 @@ def _share(part: float, whole: float) -> float:
 
 
 def findings(a: Analysis, result: HostOps) -> list[Finding]:
-    """When the verdict is CPU-bound: the operators that fill the host-wait gaps."""
+    """When the verdict is CPU-bound: the framework operators that fill the host-wait gaps (a
+    PyTorch program's: its advice is about aten operators)."""
     wait = result.host_wait
     if a.verdict.bound != "cpu-bound" or wait is None or wait.op_self_ns == 0:
+        return []
+    if not a.program.is_("pytorch"):
         return []
     ranked = result.by_wait[:5]
     if not ranked:
