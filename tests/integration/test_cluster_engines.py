@@ -68,7 +68,7 @@ def local(job: list[str]) -> JobResult:
 
 
 def same(result: JobResult, local: JobResult) -> None:
-    assert (result.errors, result.warnings) == (local.errors, local.warnings)
+    assert (result.failed, result.warnings) == (local.failed, local.warnings)
     assert result.ranks is not None and result.ranks == local.ranks
     assert result.reports == local.reports
     straggler = next(f for f in result.ranks["findings"] if f["id"] == "rank-straggler")
