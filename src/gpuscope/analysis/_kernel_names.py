@@ -21,6 +21,10 @@ _TYPE_ARG = re.compile(
 )
 
 
+# ncu writes an anonymous namespace as `<unnamed>::`, and its base names as `unnamed>::`
+_UNNAMED = re.compile(r"(?<![\w>])<?unnamed>::")
+
+
 @dataclass(frozen=True)
 class NameParts:
     base: str  # the function's own name: `RMSNormKernel`
@@ -31,7 +35,7 @@ class NameParts:
 def name_parts(name: str) -> NameParts:
     """`void ns::kern<cutlass::half_t, Op<…>>(args)` → base `kern`, qualified `ns::kern`,
     templates `Op`."""
-    head = _head(name.strip())
+    head = _head(_UNNAMED.sub("", name.strip()))
     qualified, arguments = _split_templates(head)
     qualified = qualified.split()[-1] if qualified.split() else qualified
     base = qualified.rsplit("::", 1)[-1]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._nesting import Nesting
 from gpuscope.analysis.launch import Links
 from gpuscope.trace.model import I64, OP, Trace
 
@@ -122,7 +123,10 @@ def owner_rows(trace: Trace, links: Links) -> I64:
     """Per row of `trace.gpu`: the row of `trace.ops` (an operator) that launched it, else -1.
 
     The GPU row's External id is used, else the one of the host call that launched it. When
-    several operators share an id (some tracers), the innermost — latest start — wins.
+    several operators share an id (some tracers), the innermost — latest start — wins. When no
+    operator has that id (traces cut out of bigger ones, old Kineto builds that stamp kernels with
+    their correlation id), the innermost operator around the launching host call on its thread
+    is the owner (not for graph launches: one replays kernels that other operators recorded).
     """
     gpu, ops, host = trace.gpu, trace.ops, trace.host
     ext = gpu.external_id.copy()
@@ -130,16 +134,31 @@ def owner_rows(trace: Trace, links: Links) -> I64:
     ext[linked] = host.external_id[links.host_index[linked]]
     result = np.full(len(gpu), -1, np.int64)
     rows = np.flatnonzero((ops.kind == OP) & (ops.external_id >= 0))
-    if len(rows) == 0 or len(gpu) == 0:
-        return result
-    rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ops.external_id[rows]))]
-    ids = ops.external_id[rows]
-    last = np.r_[ids[1:] != ids[:-1], True]  # the innermost of each id
-    rows, ids = rows[last], ids[last]
-    pos = np.clip(np.searchsorted(ids, ext), 0, len(ids) - 1)
-    found = (ids[pos] == ext) & (ext >= 0)
-    result[found] = rows[pos[found]]
+    if len(rows) and len(gpu):
+        rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ops.external_id[rows]))]
+        ids = ops.external_id[rows]
+        last = np.r_[ids[1:] != ids[:-1], True]  # the innermost of each id
+        rows, ids = rows[last], ids[last]
+        pos = np.clip(np.searchsorted(ids, ext), 0, len(ids) - 1)
+        found = (ids[pos] == ext) & (ext >= 0)
+        result[found] = rows[pos[found]]
+    _owners_around_launches(trace, links, result)
     return result
+
+
+def _owners_around_launches(trace: Trace, links: Links, result: I64) -> None:
+    """Fill `result` where it is -1 with the innermost operator around the launching host call."""
+    ops, host = trace.ops, trace.host
+    missing = np.flatnonzero((result < 0) & (links.host_index >= 0) & ~links.graph)
+    candidates = np.flatnonzero(ops.kind == OP)
+    if len(missing) == 0 or len(candidates) == 0:
+        return
+    calls = links.host_index[missing]
+    nesting = Nesting(ops.start[candidates], ops.end[candidates], ops.tid[candidates])
+    inner = nesting.innermost(
+        host.tid[calls], host.start[calls], host.start[calls] + host.dur[calls]
+    )
+    result[missing] = np.where(inner >= 0, candidates[np.maximum(inner, 0)], -1)
 
 
 def distinct(trace: Trace, rows: I64, *extra: Any) -> tuple[I64, I64]:

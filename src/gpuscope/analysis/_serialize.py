@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope import __version__
-from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.categories import CATEGORIES, family_totals
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
 from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Gap, Timeline
@@ -48,6 +48,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         "memset": {"count": a.memset[0], "time_us": us(a.memset[1]), "bytes": a.memset[2]},
         "categories": _categories(a),
         "unclassified_share": _share(a.categories["other"][1], _gpu_op_ns(a)) if times else None,
+        "families": _families(a),
         "gemm_share": _share(a.categories["gemm"][1], kernel_ns) if times else None,
         "gpu_busy_us": us(line.busy_ns) if line else None,
         "span_us": us(line.span_ns) if line else None,
@@ -197,6 +198,20 @@ def _categories(a: Analysis) -> dict[str, Any]:
         }
         for name, (count, ns) in sorted(a.categories.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))
         if name in CATEGORIES
+    }
+
+
+def _families(a: Analysis) -> dict[str, Any]:
+    """Kernel calls and time per family (share of kernel time), the top kernel of each."""
+    total = a.kernel_ns
+    return {
+        f.family: {
+            "count": f.count,
+            "time_us": us(f.time_ns) if f.time_ns >= 0 else None,
+            "share": _share(f.time_ns, total) if f.time_ns >= 0 else None,
+            "top": f.top,
+        }
+        for f in family_totals(a.trace, a.classes)
     }
 
 

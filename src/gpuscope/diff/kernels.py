@@ -9,8 +9,14 @@ stages, each on what the atoms left unmatched by the stage before:
 3. `family`: the same name without tile / configuration suffixes (`names.family`);
 4. `shape`: the same category, launching operator and recorded input dims — how a Tensile
    `Cijk_…` GEMM on an MI300X meets the cutlass / cuBLAS / nvjet GEMM of the same `aten::addmm`
-   shape on an H100, whose names share nothing;
-5. what is left is `new` (only after) or `vanished` (only before), grouped by normalised name.
+   shape on an H100, whose names share nothing, and how `cutlass_80_tensorop_s1688gemm` on an
+   A100 meets the `volta_sgemm` of the same shape on a V100;
+5. `arch`: the same family once the architecture is taken out of the name
+   (`names.architecture_neutral`: `volta_sgemm_128x64_nn` = `ampere_sgemm_128x64_nn`), for
+   sources that record no launching operator (nsys, rocprof, ncu);
+6. `op`: the same category and launching operator whatever the input dims — one side recorded no
+   shapes, or the shapes changed (another batch size); collectives are left to their names;
+7. what is left is `new` (only after) or `vanished` (only before), grouped by normalised name.
 
 `movers` picks the largest changes that together explain at least MOVERS_SHARE of the gross
 change (the sum of |Δ| over every kernel, so that gains and losses both count).
@@ -33,7 +39,7 @@ from gpuscope.trace.model import I64, KERNEL
 if TYPE_CHECKING:
     from gpuscope.analysis.report import Analysis
 
-MATCHES = ("exact", "name", "family", "shape", "new", "vanished")
+MATCHES = ("exact", "name", "family", "shape", "arch", "op", "new", "vanished")
 MOVERS_SHARE = 0.9
 
 
@@ -94,7 +100,7 @@ class Side:
 class KernelChange:
     """One matched kernel (or kernel group) and how it changed from before to after."""
 
-    key: str  # what matched: the (normalised) name, or "op dims" for a shape match
+    key: str  # what matched: the (normalised) name, or "category: op dims" for a shape match
     match: str  # one of MATCHES
     category: str
     before: Side
@@ -194,6 +200,8 @@ def match(before: list[Atom], after: list[Atom]) -> list[KernelChange]:
         ("name", lambda atom: names.normalised(atom.name)),
         ("family", lambda atom: names.family(atom.name)),
         ("shape", _shape_key),
+        ("arch", _arch_key),
+        ("op", _op_key),
     )
     for kind, key in stages:
         found, before, after = _stage(kind, key, before, after)
@@ -209,6 +217,20 @@ def _shape_key(atom: Atom) -> str | None:
         return None
     dims = f" {atom.shape.dims}" if atom.shape.dims else ""
     return f"{atom.category}: {atom.shape.op}{dims}"
+
+
+def _arch_key(atom: Atom) -> str | None:
+    """Category and the architecture-neutral family, for names that carry an architecture."""
+    neutral = names.architecture_neutral(atom.name)
+    return f"{atom.category}: {neutral}" if neutral is not None else None
+
+
+def _op_key(atom: Atom) -> str | None:
+    """Category and launching operator, dims left out; not for collectives, whose wrapper
+    operator (`record_param_comms`) is the same for an all-reduce and a send / receive."""
+    if atom.shape is None or atom.category == "communication":
+        return None
+    return f"{atom.category}: {atom.shape.op}"
 
 
 def _stage(
@@ -247,6 +269,8 @@ def _leftovers(kind: str, atoms_: list[Atom], after: bool) -> list[KernelChange]
 def _change(key: str, kind: str, before: Side, after: Side) -> KernelChange:
     largest = max(before.atoms + after.atoms, key=lambda atom: max(atom.time_ns, 0))
     shape = largest.shape if kind == "shape" else None
+    if kind == "op" and largest.shape is not None:  # the dims differ or one side has none
+        shape = Shape(largest.shape.op, "", "")
     return KernelChange(key, kind, largest.category, before, after, shape)
 
 

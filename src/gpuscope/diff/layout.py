@@ -43,6 +43,8 @@ MATCH_TEXT = {
     "name": "same normalised name",
     "family": "same family (tile / config differs)",
     "shape": "same op and shape",
+    "arch": "same family, other architecture",
+    "op": "same op, other shapes",
     "new": "new",
     "vanished": "vanished",
 }
@@ -270,10 +272,12 @@ def _mover_row(index: int, c: Report, brief: bool) -> tuple[Cell, ...]:
 
 def _kernel_label(c: Report, width: int) -> str:
     before, after = c["before"]["names"], c["after"]["names"]
-    if c["match"] == "shape":
+    if c["match"] in ("shape", "op"):
         shape = c["shape"]
-        where = f"{shape['op']} {_dims(shape['input_dims'])}" if shape else str(c["key"])
+        where = f"{shape['op']} {_dims(shape['input_dims'])}".strip() if shape else str(c["key"])
         return f"{where}: {_short(before, width)} → {_short(after, width)}"
+    if c["match"] == "arch":
+        return f"{_short(before, width)} → {_short(after, width)}"
     if c["match"] == "name" and before[:1] != after[:1]:
         return short_name(_LAMBDAS.sub("", str(c["key"])), width)
     if c["match"] == "family" and before[:1] != after[:1]:
@@ -367,9 +371,10 @@ def _matching(report: Report) -> Section:
     text = Text(
         "Kernels are matched by name first, then by normalised name (no template arguments, "
         "types, hashes), then by family (no tile / configuration suffixes), then — for names "
-        "that cannot match, as across vendors — by category, launching operator and recorded "
-        "input shape; what is left is new or vanished. Per-call p: Welch's t-test of the mean "
-        "call duration (* below 0.05)."
+        "that cannot match, as across vendors or architectures — by category, launching "
+        "operator and recorded input shape, by family without the architecture (volta_ / "
+        "ampere_, sm80, gfx942), and by category and launching operator alone; what is left is "
+        "new or vanished. Per-call p: Welch's t-test of the mean call duration (* below 0.05)."
     )
     totals = (
         f"{fmt.duration(kernels['before']['time_us'])} ({fmt.count(kernels['before']['count'])}) "

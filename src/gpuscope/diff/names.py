@@ -14,6 +14,10 @@ Three levels, each coarser than the one before; the diff matches on the finest l
   Tensile / hipBLASLt `Cijk_…` name from its macro tile (`_MT128x144x64…`) on, and a trailing
   compiler counter (`triton_poi_fused_add_3`). A library choosing another tile for the same GEMM
   keeps the family.
+- `architecture_neutral(name)`: the family without the GPU architecture the library built the
+  kernel for: `volta_` / `ampere_` / `hopper_` …, `sm80` / `sm_90a`, cutlass's `_80_`, `gfx942`,
+  Tensile's `ISA942`. cuBLAS's `volta_sgemm_128x64_nn` on a V100 and `ampere_sgemm_128x64_nn` on
+  an A100 are both `sgemm_nn`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,12 @@ _PLUMBING = re.compile(
 _TENSILE_TILE = re.compile(r"_MT\d+x\d+.*$")
 _TILE = re.compile(r"_(?:[A-Za-z]*\d+(?:x\d+)+|align\d+)(?=[_>\s]|$)")
 _COUNTER = re.compile(r"_\d+$")
+_ARCH = re.compile(
+    r"(?<![A-Za-z0-9])(?:maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell|sm_?\d{2,3}[a-z]?"
+    r"|gfx\d{3,4}[a-z]?|ISA\d{3,4}[a-z]?)_|_(?:sm_?\d{2,3}[a-z]?|gfx\d{3,4}[a-z]?|ISA\d{3,4}[a-z]?)"
+    r"(?![A-Za-z0-9])|(?<=^cutlass)_\d{2,3}(?=_)|(?<=[:<]cutlass)_\d{2,3}(?=_)",
+    re.IGNORECASE,
+)
 
 
 def exact(name: str) -> str:
@@ -54,3 +64,11 @@ def family(name: str) -> str:
     if key.startswith("Cijk_"):
         return _TENSILE_TILE.sub("", key)
     return _COUNTER.sub("", _TILE.sub("", key))
+
+
+def architecture_neutral(name: str) -> str | None:
+    """The family without its architecture tokens; None when the name has none (then this level
+    says nothing the family did not)."""
+    key = family(name)
+    neutral = _ARCH.sub("", key)
+    return neutral if neutral != key else None

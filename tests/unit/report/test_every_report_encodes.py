@@ -54,9 +54,11 @@ TRACES = REFERENCE / "traces"
 PAIR = [TRACES / f"hta__a100_sampled_rank-{r}.json.gz" for r in (0, 1)]
 PREFILL = TRACES / "llama_prefill_h200.json.gz"
 UNIONS = (REFERENCE, REFERENCE / "formats")  # folders that only repeat the ones below them
-DIFF_PAIRS = (  # docs/diff.md: a kernel lost; NVIDIA against AMD (matched by op and shape)
+DIFF_PAIRS = (  # docs/diff.md: a kernel lost; NVIDIA against AMD (matched by op and shape); an
+    # A100 against a V100 (matched by architecture-neutral name and by launching op)
     ("hta__trace_compare_base.json.gz", "hta__trace_compare_test.json.gz"),
     ("tl__h100_bert-small_inference.json.gz", "tl__mi300x_bert-small_inference.json.gz"),
+    ("hta__a100_sampled_rank-0.json.gz", "hta__v100_profile_memory_nccl_rank1_BENCH.json.gz"),
 )
 Key = tuple[str, tuple[str, ...]]
 

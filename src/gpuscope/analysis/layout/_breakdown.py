@@ -1,4 +1,5 @@
-"""Where the GPU time goes: categories, top kernels, memory copies (sections of a trace)."""
+"""Where the GPU time goes: categories, kernel families, top kernels, memory copies (sections of a
+trace)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,40 @@ def categories_section(report: Report) -> Section:
 def _category_bar(name: str, cat: Mapping[str, Any]) -> Bar:
     text = f"{fmt.duration(cat['time_us'])} · {fmt.percent(cat['share'])}"
     return Bar(name, name, float(cat["time_us"]), text)
+
+
+def families_section(report: Report) -> Section:
+    """Kernel time by the library or compiler that named the kernels (ggml, Tensile, XLA …), with
+    each family's kernel of most time: "ggml · mul_mat_q · 90 %"."""
+    families = report.get("families") or {}
+    if not families:
+        return Section("Kernel families", (Text("No kernels in this trace."),))
+    rows = tuple(
+        (
+            Cell(name),
+            Cell(short_name(str(f["top"])), full=str(f["top"]), code=True, name=True),
+            Cell(fmt.count(f["count"])),
+            Cell(fmt.duration(f["time_us"])),
+            Cell(fmt.percent(f["share"])),
+        )
+        for name, f in families.items()
+    )
+    table = Table(("family", "top kernel", "count", "time", "share"), rows,
+                  (False, False, True, True, True))  # fmt: skip
+    note = Text(
+        "Share of kernel time. generic: named after an operation, library unknown; other: no "
+        "rule names the library (docs/analyze.md lists the families)."
+    )
+    return Section("Kernel families", (table, note))
+
+
+def families_line(report: Report, count: int = 3) -> str:
+    """The largest families in one line: "ggml 90.3% (mul_mat_q) · Tensile 1.1% (Cijk_…)"."""
+    families = list((report.get("families") or {}).items())[:count]
+    return " · ".join(
+        f"{name} {fmt.percent(f['share'])} ({short_name(str(f['top']), 36)})"
+        for name, f in families
+    )
 
 
 def top_kernels_section(top: list[Mapping[str, Any]]) -> Section:

@@ -13,6 +13,7 @@ from typing import Any
 from gpuscope.analysis.layout._breakdown import (
     categories_section,
     copies_section,
+    families_section,
     top_kernels_section,
 )
 from gpuscope.analysis.layout._evidence import evidence_blocks
@@ -65,6 +66,7 @@ def trace_section(report: Report, index: int) -> Section:
         _headline(report),
         _findings(report["findings"]),
         categories_section(report),
+        families_section(report),
         top_kernels_section(report["top_kernels"]),
         copies_section(report),
     ]

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
+from gpuscope.analysis.layout._breakdown import families_line
 from gpuscope.analysis.layout._build import footer
 from gpuscope.analysis.layout._sections import SEVERITY_LEVEL, VERDICT_LEVEL
 from gpuscope.document import units as fmt
@@ -202,4 +203,6 @@ def _categories(report: Report) -> Section:
             f"{fmt.count(copy_kernels)} copy kernels"
         )
     table = Table(("category", "count", "time", "share"), rows, (False, True, True, True))
-    return Section("Time by category", (table, Text(caption)))
+    families = families_line(report)
+    blocks = (table, Text(caption), *((Text(families, "Kernel families"),) if families else ()))
+    return Section("Time by category", blocks)
