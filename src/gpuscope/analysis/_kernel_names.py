@@ -32,10 +32,13 @@ class NameParts:
     templates: str  # first-level template arguments that are not types, space separated
 
 
+_KD = re.compile(r"(?:\.kd| \[clone \.kd\])$")  # an AMD code object's kernel-descriptor symbol
+
+
 def name_parts(name: str) -> NameParts:
     """`void ns::kern<cutlass::half_t, Op<…>>(args)` → base `kern`, qualified `ns::kern`,
     templates `Op`."""
-    head = _head(_UNNAMED.sub("", name.strip()))
+    head = _head(_UNNAMED.sub("", _KD.sub("", name.strip())))
     qualified, arguments = _split_templates(head)
     qualified = qualified.split()[-1] if qualified.split() else qualified
     base = qualified.rsplit("::", 1)[-1]

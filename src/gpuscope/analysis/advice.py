@@ -257,3 +257,23 @@ def profile_shapes(p: Program) -> str:
     if p.is_("jax"):
         return "Read the XLA ops' shapes from the profile's hlo_op metadata (xplane.pb)"
     return "Collect counters (ncu / rocprofv3 --pmc) for the GEMM kernels"
+
+
+def gemm_tuning(p: Program) -> str:
+    """How to make slow GEMMs faster, in this program's terms."""
+    if p.is_("pytorch"):
+        return (
+            "tune them (PyTorch TunableOp: PYTORCH_TUNABLEOP_ENABLED=1; hipBLASLt / cuBLASLt "
+            "algorithm selection), pad dimensions to multiples of 64, fuse projections (one QKV "
+            "GEMM instead of three)"
+        )
+    if p.is_("jax"):
+        return (
+            "let XLA autotune them (XLA_FLAGS=--xla_gpu_autotune_level=4), pad dimensions to "
+            "multiples of 64, fuse projections (one QKV matmul instead of three)"
+        )
+    return (
+        "ask the BLAS library for more candidate algorithms and time them (cublasLtMatmulAlgo"
+        "GetHeuristic / hipblasLtMatmulAlgoGetHeuristic with more results, or the rocblas-bench / "
+        "hipblaslt-bench tuning tools), and pad dimensions to multiples of 64"
+    )

@@ -387,9 +387,8 @@ def gemm_heavy(a: Analysis) -> Finding | None:
         "info",
         f"GEMMs take {share:.0%} of kernel time (reported at ≥ {GEMM_SHARE_FIRES:.0%}); {why}, "
         "so whether they run near the hardware's peak cannot be judged",
-        f"{how} to judge GEMM efficiency; if they are slow for their "
-        "shapes, tune them (PyTorch TunableOp, hipBLASLt / cuBLASLt algorithm selection), pad "
-        "dimensions to multiples of 64, fuse projections (one QKV GEMM instead of three).",
+        f"{how} to judge GEMM efficiency; if they are slow for their shapes, "
+        f"{advice.gemm_tuning(a.program)}.",
         {
             "gemm_share": round(share, 4),
             "top_gemm_kernels": [{"name": g.name, "time_us": us(g.total_ns)} for g in top],
