@@ -6,7 +6,9 @@ From each rank's `RankSummary` (built in parallel, one per trace, by `ranks.work
 2. match calls into collectives (`match`), find who arrives last and how long the others wait
    (`stragglers`), and the bandwidth of each collective from its last arriver's time
    (`bandwidth`);
-3. lay the ranks' steps side by side (`steptable`), and say what it means (`findings`).
+3. lay the ranks' steps side by side (`steptable`), judge each rank with the job
+   (`verdicts`: waiting for a later rank, or late for its own reason) and say what it means
+   (`findings`).
 
 The result is plain data; `to_dict` (in `ranks._serialize`) is what the JSON holds under
 `"ranks"`.
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +35,9 @@ from gpuscope.ranks.steptable import StepTable, add_waits, step_table
 from gpuscope.ranks.stragglers import Arrivals, RankWaits, arrivals, per_rank
 from gpuscope.ranks.summary import RankSummary
 from gpuscope.trace.model import I64
+
+if TYPE_CHECKING:
+    from gpuscope.ranks.verdicts import RankVerdict
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class Job:
     end_spread_ns: I64  # per aligned collective: max - min of the members' aligned ends
     bandwidth: list[BandwidthRow]
     steps: StepTable
+    verdicts: list[RankVerdict] = field(default_factory=list)  # per rank, read with the job
     findings: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
@@ -87,7 +93,9 @@ def analyse(summaries: Sequence[RankSummary]) -> Job:
         steps=_steps(ranks, matching, found),
     )
     from gpuscope.ranks.findings import findings
+    from gpuscope.ranks.verdicts import verdicts
 
+    job = replace(job, verdicts=verdicts(job))
     return replace(job, findings=findings(job))
 
 
