@@ -1,6 +1,6 @@
 """What the cross-rank numbers mean: each late rank and why (one finding per late rank), steps
 that are slower by wall time, load imbalance, exposed communication across the job, and what the
-traces cannot tell (unaligned clocks, ranks missing from the set). Each
+traces cannot tell (unaligned clocks, ranks missing from the set, traces claiming one rank). Each
 message states the threshold it fired at; every number in it is in the report's tables
 (`per_rank`, `steps.per_rank`).
 """
@@ -47,6 +47,7 @@ def findings(job: Job) -> list[Finding]:
         exposed(job),
         unaligned(job),
         partial(job),
+        duplicate(job),
     ]
     return [f for f in found if f is not None]
 
@@ -325,6 +326,35 @@ def partial(job: Job) -> Finding | None:
     action = "Analyse every rank's trace together (`gpuscope analyze rank*/`) to see them all."
     evidence = {"ranks": job.rank_ids, "world_size": world}
     return finding("ranks-partial", "info", message, action, evidence)
+
+
+def duplicate(job: Job) -> Finding | None:
+    """Traces that claim the same rank: said, with every path, never silently merged."""
+    if not job.duplicates:
+        return None
+    parts = []
+    for d in job.duplicates[:10]:
+        if d.same_file:
+            parts.append(f"rank {d.rank} by {d.paths[0]} given {len(d.paths)} times")
+        else:
+            parts.append(f"rank {d.rank} by {' and '.join(d.paths)}")
+    more = len(job.duplicates) - 10
+    message = (
+        f"{len(job.duplicates)} rank(s) are claimed by more than one trace: "
+        f"{'; '.join(parts)}{f'; and {more} more' if more > 0 else ''}. Across ranks, the first "
+        "trace of each rank is used; the others are reported on their own only"
+    )
+    action = (
+        "Give each rank's trace once, from one run (`gpuscope analyze <run>/rank*/`): two runs "
+        "mixed give waits and offsets that mean nothing; compare runs with `gpuscope diff`."
+    )
+    evidence = {
+        "duplicates": [
+            {"rank": d.rank, "paths": list(d.paths), "used": d.paths[0], "same_file": d.same_file}
+            for d in job.duplicates
+        ]
+    }
+    return finding("duplicate-rank", "warning", message, action, evidence)
 
 
 def _list(ids: list[int]) -> str:

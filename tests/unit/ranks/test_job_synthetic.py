@@ -212,3 +212,15 @@ def test_slower_is_said_of_step_wall_times_only() -> None:
     assert (evidence["rank"], evidence["measured_by"]) == (1, "wall")
     assert evidence["wall_vs_others"] == [0.2, 0.2, 0.2]
     assert "20.0% slower" in found["rank-slow-steps"]["message"]
+
+
+def test_traces_claiming_one_rank_are_said_and_the_first_is_used() -> None:
+    ranks = job_of({1: 500_000}, [0, 0])
+    again = replace(ranks[0], path="other/rank0.json")
+    job = analyse([ranks[0], ranks[1], again])
+    assert len(job.ranks) == 2 and job.ranks[0].path == "rank0.json"
+    found = {f["id"]: f for f in job.findings}
+    (dup,) = found["duplicate-rank"]["evidence"]["duplicates"]
+    assert dup == {"rank": 0, "paths": ["rank0.json", "other/rank0.json"],
+                   "used": "rank0.json", "same_file": False}  # fmt: skip
+    assert "rank0.json and other/rank0.json" in found["duplicate-rank"]["message"]

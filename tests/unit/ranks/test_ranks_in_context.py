@@ -7,6 +7,7 @@
   few %).
 - HTA's A100 pair (ranks 0 and 1 of a 128-rank job): rank 1 computes 29 % more per step, its
   walls are within ~1 % of rank 0's: no "29 % slower".
+- The same rank given twice: a `duplicate-rank` finding and integrity flags naming both paths.
 
 The expected numbers are recomputed here from the JSON events with plain loops (json, Decimal),
 never by the code under test; gpuscope's unit formatter only writes them the way messages do.
@@ -22,8 +23,10 @@ import pytest
 
 from gpuscope.document.model import Table
 from gpuscope.document.units import time_ns
-from gpuscope.ranks.api import analyze_job
+from gpuscope.ranks.api import analyze_job, analyze_outcomes
+from gpuscope.ranks.engine import run_all
 from gpuscope.ranks.section import section
+from gpuscope.ranks.work import run_task
 from tests.rawkineto import (
     after_sync_per_step,
     clip,
@@ -168,3 +171,25 @@ def test_the_a100_pair_is_not_29_percent_slower() -> None:
     assert verdicts[1]["bound"] == verdicts[1]["trace_bound"] == "cpu-bound"
     assert "in collectives for rank 1" in verdicts[0]["reason"]
     assert "rank 0 waits" in verdicts[1]["reason"] and "29% more" in verdicts[1]["reason"]
+
+
+def test_a_rank_given_twice_is_said_in_the_job_and_in_both_reports(tmp_path: Path) -> None:
+    need(JOB)
+    from gpuscope.ranks.api import tasks_for
+
+    paths = [str(trace_of(0)), str(trace_of(0)), str(JOB / "rank1")]
+    result = analyze_outcomes(run_all(run_task, tasks_for(paths), workers=1))
+    assert result.ranks is not None and result.ranks["ranks_analysed"] == 2
+    (finding,) = (f for f in result.ranks["findings"] if f["id"] == "duplicate-rank")
+    (dup,) = finding["evidence"]["duplicates"]
+    assert dup["rank"] == 0 and dup["same_file"] and dup["paths"] == paths[:2]
+    flagged = [r for r in result.reports
+               if any(f["id"] == "duplicate-rank" for f in r["integrity"])]  # fmt: skip
+    assert len(flagged) == 2
+    assert f"rank 0: {paths[0]} is given 2 times; it is analysed across ranks once" in (
+        result.warnings)  # fmt: skip
+    assert f"rank 0 by {paths[0]} given 2 times" in finding["message"]
+    # two traces of one rank alone: no job, said all the same
+    alone = analyze_outcomes(run_all(run_task, tasks_for(paths[:2]), workers=1))
+    assert alone.ranks is None
+    assert all(any(f["id"] == "duplicate-rank" for f in r["integrity"]) for r in alone.reports)
