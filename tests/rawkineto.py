@@ -124,3 +124,13 @@ def paired_waits(a: list[Span], b: list[Span]) -> list[int]:
     found = [(x, y) for x, y in pairs(best) if x[0] < y[1] and y[0] < x[1]]
     offset = int(statistics.median(x[1] - y[1] for x, y in found))
     return [max(0, y[0] + offset - x[0]) for x, y in found]
+
+
+def overlapping_waits(a: list[Span], b: list[Span], within: int = 1_000_000) -> list[int]:
+    """Rank 0's wait at each collective it shares with rank 1 when the ranks are in groups the
+    other is not in: a kernel of each rank that overlap and end within `within` ns are one
+    collective; rank 1's start on rank 0's clock (the median difference of the ends)."""
+    pairs = [(x, y) for x in a for y in b
+             if x[0] < y[1] and y[0] < x[1] and abs(x[1] - y[1]) <= within]  # fmt: skip
+    offset = int(statistics.median(x[1] - y[1] for x, y in pairs))
+    return [max(0, y[0] + offset - x[0]) for x, y in pairs]
