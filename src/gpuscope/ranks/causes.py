@@ -54,8 +54,8 @@ def waited_for(job: Job, r: int) -> int | None:
     mine = a.present[:, r] & (a.waits[:, r] > 0)
     if not mine.any():
         return None
-    weights = np.bincount(a.last[mine], weights=a.waits[mine, r], minlength=len(job.ranks))
-    return int(np.argmax(weights))
+    ids, index = np.unique(a.last[mine], return_inverse=True)
+    return int(ids[np.argmax(np.bincount(index, weights=a.waits[mine, r]))])
 
 
 def step_time(job: Job, r: int) -> int:

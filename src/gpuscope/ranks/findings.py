@@ -103,11 +103,16 @@ def _cause_class(cause: LateCause | None) -> str:
     return "imbalance"
 
 
-def _wall_ratio(job: Job, r: int) -> np.ndarray:
-    """Per matched step: the rank's wall time over the other ranks' mean, minus 1."""
+def _wall_ratios(job: Job) -> np.ndarray:
+    """(rank, step): the rank's step wall time over the other ranks' mean, minus 1."""
     wall = job.steps.wall.astype(np.float64)
-    others = np.delete(wall, r, axis=0).mean(axis=0)
-    result: np.ndarray = np.where(others > 0, wall[r] / np.where(others > 0, others, 1) - 1, 0.0)
+    others = (wall.sum(axis=0)[None, :] - wall) / max(len(job.ranks) - 1, 1)
+    result: np.ndarray = np.where(others > 0, wall / np.where(others > 0, others, 1) - 1, 0.0)
+    return result
+
+
+def _wall_ratio(job: Job, r: int) -> np.ndarray:
+    result: np.ndarray = _wall_ratios(job)[r]
     return result
 
 
@@ -140,15 +145,13 @@ def slow_steps(job: Job, late: list[int]) -> Finding | None:
     steps = job.steps
     if len(steps) < 2 or len(job.ranks) < 2:
         return None
-    best: tuple[float, int] | None = None
-    for r in range(len(job.ranks)):
-        ratio = _wall_ratio(job, r)
-        if r not in late and (ratio >= SLOWER).mean() >= SLOWER_STEPS:
-            best = max(best or (-np.inf, r), (float(ratio.mean()), r))
-    if best is None:
+    ratios = _wall_ratios(job)
+    slower = (ratios >= SLOWER).mean(axis=1) >= SLOWER_STEPS
+    slower[late] = False
+    if not slower.any():
         return None
-    r = best[1]
-    ratio = _wall_ratio(job, r)
+    r = int(np.argmax(np.where(slower, ratios.mean(axis=1), -np.inf)))
+    ratio = ratios[r]
     rid = job.rank_ids[r]
     share = float((ratio >= SLOWER).mean())
     every = "every step" if share == 1 else f"{share:.0%} of the steps"
