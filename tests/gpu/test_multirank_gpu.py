@@ -1,12 +1,14 @@
 """`gpuscope run` around a 2-rank torchrun DDP job on two real GPUs (skipped without them):
 torch_profiler + nccl_trace + both samplers around tests/gpu/ddp_step.py, whose rank 1 does extra
-GPU work before every step.
+GPU work before every step — and, run a second time, whose rank 1's host sleeps 25 ms after
+syncing with its GPU before every step (a late host, no extra GPU work).
 
 Checked against the raw events of the two Kineto traces, read here with json and plain loops:
 each rank's communication and exposed communication (NCCL kernel time with no other kernel on
 the GPU), which NCCL kernels of the two ranks are one collective (the i-th of each rank, as NCCL
 orders them, when they overlap), who starts last and how long the other waits; and the run
-directory's layout.
+directory's layout; each rank's verdict read with the job (rank 0 waiting for rank 1; rank 1
+late by more work, or by its host's time after each sync) and the one straggler finding.
 
     python -m pytest -q tests/gpu/test_multirank_gpu.py        # on a machine with 2 GPUs
 """
@@ -26,14 +28,17 @@ from typing import Any
 
 import pytest
 
+from tests import rawkineto as raw
+
 pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = "torch_profiler,nccl_trace,gpu_info_power_profiler,gpu_info_vram_profiler"
 
 
-@pytest.fixture(scope="module")
-def run_dir(torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def gpuscope_run(
+    torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory, *step_args: str
+) -> Path:
     if torch_gpu.cuda.device_count() < 2:
         pytest.skip("needs 2 GPUs")
     if not torch_gpu.distributed.is_nccl_available():
@@ -43,11 +48,22 @@ def run_dir(torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> 
     env = {**os.environ, "PYTHONPATH": path}
     argv = [sys.executable, "-m", "gpuscope", "run", "--output-dir", str(out), "--tools", TOOLS,
             "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-            str(REPO / "tests" / "gpu" / "ddp_step.py"), "--steps", "12"]  # fmt: skip
+            str(REPO / "tests" / "gpu" / "ddp_step.py"), "--steps", "12", *step_args]  # fmt: skip
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     (run,) = sorted(out.iterdir())
     return run
+
+
+@pytest.fixture(scope="module")
+def run_dir(torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return gpuscope_run(torch_gpu, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def late_host_run_dir(torch_gpu: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return gpuscope_run(torch_gpu, tmp_path_factory, "--extra-matmuls", "0",
+                        "--host-delay-ms", "25")  # fmt: skip
 
 
 def trace_of(run_dir: Path, rank: int) -> Path:
@@ -159,3 +175,60 @@ def test_all_reduce_sizes_give_bus_bandwidth(run_dir: Path) -> None:
     for row in rows:
         assert row["group_size"] == 2 and row["bytes"] > 0
         assert row["busbw_gbs"] == pytest.approx(row["algbw_gbs"], rel=1e-6)
+
+
+def waiting_share(run_dir: Path) -> tuple[float, float]:
+    """Rank 0's waits for rank 1 and its idle time, over its GPU span, from the raw kernels."""
+    path = trace_of(run_dir, 0)
+    ops = raw.gpu_ops(path)
+    span = max(e for _, e in ops) - min(s for s, _ in ops)
+    waits = raw.paired_waits(raw.nccl(path), raw.nccl(trace_of(run_dir, 1)))
+    return sum(waits) / span, 1 - raw.length(raw.union(ops)) / span
+
+
+def test_rank_1_with_more_gpu_work_is_more_work_and_rank_0_waits(run_dir: Path) -> None:
+    part = report(run_dir)
+    verdicts = {r["rank"]: r["verdict"] for r in part["per_rank"]}
+    (straggler,) = (f for f in part["findings"] if f["id"] == "rank-straggler")
+    assert straggler["evidence"]["cause"] == "more-compute"
+    assert "slower" not in straggler["message"] and "rank-slow-steps" not in [
+        f["id"] for f in part["findings"]]  # fmt: skip
+    # its compute per step, from the raw kernels, against rank 0's
+    names = part["steps"]["names"]
+    compute = []
+    for rank in (0, 1):
+        path = trace_of(run_dir, rank)
+        ranges = raw.steps(path)
+        per_step = [raw.length(raw.union(raw.clip(raw.compute_kernels(path), *ranges[n])))
+                    for n in names]  # fmt: skip
+        compute.append(sum(per_step) / len(per_step))
+    assert straggler["evidence"]["cause_per_step_us"] * 1000 == pytest.approx(compute[1], abs=1)
+    assert straggler["evidence"]["others_cause_us"] * 1000 == pytest.approx(compute[0], abs=1)
+    if straggler["evidence"]["others_wait_share"] >= 0.05:
+        assert verdicts[1]["bound"] == "more-work"
+    waited, idle = waiting_share(run_dir)
+    if waited >= 0.1 and waited >= idle:
+        assert (verdicts[0]["bound"], verdicts[0]["waiting_for"]) == ("waiting", 1)
+
+
+def test_a_late_host_makes_rank_1_host_bound_and_rank_0_wait_for_it(
+    late_host_run_dir: Path,
+) -> None:
+    run_dir = late_host_run_dir
+    part = report(run_dir)
+    verdicts = {r["rank"]: r["verdict"] for r in part["per_rank"]}
+    waited, idle = waiting_share(run_dir)
+    assert waited >= 0.5 and waited >= idle  # 25 ms of every ~28 ms step
+    assert (verdicts[0]["bound"], verdicts[0]["waiting_for"]) == ("waiting", 1)
+    assert (verdicts[1]["bound"], verdicts[1]["cause"]) == ("host-bound", "after-sync")
+    names = part["steps"]["names"]
+    table = {r["rank"]: r for r in part["steps"]["per_rank"]}
+    for rank in (0, 1):
+        expected = raw.after_sync_per_step(trace_of(run_dir, rank))
+        assert [round(v * 1000) for v in table[rank]["after_sync_us"]] == [
+            expected[n] for n in names]  # fmt: skip
+    assert all(v >= 24_000 for v in table[1]["after_sync_us"])  # the 25 ms sleep, each step
+    ids = [f["id"] for f in part["findings"]]
+    assert ids.count("rank-straggler") == 1 and "rank-slow-steps" not in ids
+    (straggler,) = (f for f in part["findings"] if f["id"] == "rank-straggler")
+    assert straggler["evidence"]["cause"] == "after-sync" and "slower" not in straggler["message"]

@@ -94,6 +94,9 @@ def _rank(job: Job, i: int, s: RankSummary) -> dict[str, Any]:
         "late_us": us(waits.late_ns[i]),
         "others_wait_us": us(waits.caused_ns[i]),
         "waited_us": us(waits.waited_ns[i]),
+        "after_sync_us": us_or_none(s.after_sync_ns),
+        "host_wait_us": us_or_none(s.host_wait_ns),
+        "verdict": job.verdicts[i].to_dict() if job.verdicts else None,
     }
 
 
@@ -131,7 +134,8 @@ def _steps(job: Job) -> dict[str, Any] | None:
         return None
     columns = {"wall": s.wall, "busy": s.busy, "compute": s.compute, "communication": s.comm,
                "exposed": s.exposed, "idle": s.idle, "waited": s.waited,
-               "working": s.working}  # fmt: skip
+               "working": s.working, "after_sync": s.after_sync,
+               "host_wait": s.host_wait}  # fmt: skip
     return {
         "names": list(s.names),
         "matched_by": s.matched_by,
@@ -142,7 +146,7 @@ def _steps(job: Job) -> dict[str, Any] | None:
             }
             for i in range(len(job.ranks))
         ],
-        "slowest_rank": [job.rank_ids[int(r)] for r in s.slowest()],
+        "most_compute_rank": [job.rank_ids[int(r)] for r in s.most_compute()],
         "compute_imbalance": [round(float(x), 4) for x in s.imbalance()],
     }
 

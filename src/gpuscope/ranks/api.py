@@ -74,12 +74,13 @@ def run_tasks(tasks: Sequence[Task], *, engine: str, workers: int | None) -> Ite
 def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks._serialize import to_dict
     from gpuscope.ranks.identity import is_job
-    from gpuscope.ranks.job import analyse
+    from gpuscope.ranks.job import analyse, distinct
 
     reports: list[dict[str, Any]] = []
     failed: list[tuple[str, str]] = []
     warnings: list[str] = []
     summaries = []
+    reported: dict[str, list[dict[str, Any]]] = {}  # summary path -> its reports
     for outcome in outcomes:
         if outcome.error is not None:
             failed.append((outcome.path, outcome.error))
@@ -89,7 +90,33 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
             reports.append(outcome.report)
         if outcome.summary is not None:
             summaries.append(outcome.summary)
+            if outcome.report is not None:
+                reported.setdefault(outcome.summary.path, []).append(outcome.report)
     ranked = [s for s in summaries if s.rank is not None]
-    job = is_job([s.rank for s in ranked], [s.world_size for s in ranked])
+    kept, duplicates = distinct(ranked)
+    job = is_job([s.rank for s in kept], [s.world_size for s in kept])
     part = to_dict(analyse(ranked)) if job else None
+    for d in duplicates:
+        text = duplicate_text(d.rank, d.paths, d.same_file, job)
+        warnings.append(text)
+        for path in dict.fromkeys(d.paths):
+            for report in reported.get(path, []):
+                report["integrity"].append(
+                    {"id": "duplicate-rank", "message": text, "affects": ["ranks"]}
+                )
     return JobResult(reports, part, failed, warnings)
+
+
+def duplicate_text(rank: int, paths: Sequence[str], same_file: bool, job: bool) -> str:
+    """Several traces claim one rank: what was done with them."""
+    if same_file:
+        done = "it is analysed across ranks once" if job else "its reports are shown side by side"
+        return f"rank {rank}: {paths[0]} is given {len(paths)} times; {done}"
+    done = (
+        f"only {paths[0]} is analysed across ranks" if job
+        else "they are reported side by side, not analysed as ranks of one job"
+    )  # fmt: skip
+    return (
+        f"rank {rank} is claimed by {len(paths)} traces (two runs mixed, or a before/after "
+        f"pair): {', '.join(paths)}; {done}"
+    )

@@ -1,6 +1,8 @@
-"""What the cross-rank numbers mean: the late rank and why, slower steps, load imbalance,
-exposed communication across the job, and what the traces cannot tell (unaligned clocks, ranks
-missing from the set). Each message states the threshold it fired at.
+"""What the cross-rank numbers mean: each late rank and why (one finding per late rank), steps
+that are slower by wall time, load imbalance, exposed communication across the job, and what the
+traces cannot tell (unaligned clocks, ranks missing from the set, traces claiming one rank). Each
+message states the threshold it fired at; every number in it is in the report's tables
+(`per_rank`, `steps.per_rank`).
 """
 
 from __future__ import annotations
@@ -13,69 +15,70 @@ from gpuscope.analysis._comm_findings import label
 from gpuscope.analysis._comm_names import KINDS
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.document.units import time_ns
+from gpuscope.ranks.causes import (
+    LateCause,
+    last_share_threshold,
+    late_cause,
+    late_ranks,
+    others,
+    others_wait_share,
+    step_time,
+    step_word,
+)
 
 if TYPE_CHECKING:
     from gpuscope.ranks.job import Job
 
-MIN_COLLECTIVES = 3  # aligned collectives before a straggler is named
-LAST_SHARE = 0.5  # a rank last at this share of its collectives is the straggler ...
-LAST_SHARE_PAIR = 0.75  # ... with two ranks (one of them is always last)
-WAIT_WARNING = 0.05  # the others' wait for it, over their step time: warning from here
-SLOWER = 0.05  # a rank's compute per step this much above the others' mean is slower
+WAIT_WARNING = 0.05  # the others' wait for a late rank, over their step time: warning from here
+SLOWER = 0.05  # a rank's step wall time this much above the others' mean is slower ...
 SLOWER_STEPS = 0.8  # ... in this share of the steps
 IMBALANCE_WARNING = 0.10  # max / mean - 1 of compute across ranks
 IMBALANCE_INFO = 0.05
 EXPOSED_WARNING = 0.10  # exposed communication over step time, mean over ranks
 EXPOSED_INFO = 0.03
-CAUSE_SHARE = 0.05  # a difference in compute or idle per step worth naming as the cause
 
 
 def findings(job: Job) -> list[Finding]:
+    late = late_ranks(job)
     found = [
-        straggler(job),
-        slow_steps(job),
+        *(straggler(job, r) for r in late),
+        slow_steps(job, late),
         imbalance(job),
         exposed(job),
         unaligned(job),
         partial(job),
+        duplicate(job),
     ]
     return [f for f in found if f is not None]
 
 
-def _step_time(job: Job, r: int) -> int:
-    """A rank's time in the matched steps, else its GPU span."""
-    if len(job.steps):
-        return int(job.steps.wall[r].sum())
-    return int(job.ranks[r].span_ns or 0)
-
-
-def straggler(job: Job) -> Finding | None:
+def straggler(job: Job, r: int) -> Finding:
+    """One finding per late rank: how late, what it costs the others, whether its steps are
+    slower (wall time: the only "slower"), and what makes it late (`causes.late_cause`)."""
     waits = job.waits
-    ranks = len(job.ranks)
-    threshold = LAST_SHARE_PAIR if ranks == 2 else LAST_SHARE
-    share = np.where(waits.collectives > 0, waits.last / np.maximum(waits.collectives, 1), 0)
-    eligible = (waits.last >= MIN_COLLECTIVES) & (share >= threshold)
-    if not eligible.any():
-        return None
-    r = int(np.argmax(np.where(eligible, waits.caused_ns, -1)))
     rid = job.rank_ids[r]
-    others = [i for i in range(ranks) if i != r]
-    others_time = sum(_step_time(job, i) for i in others)
-    wait_share = waits.caused_ns[r] / others_time if others_time else 0.0
+    threshold = last_share_threshold(job)
+    wait_share = others_wait_share(job, r)
     late = waits.late_ns[r] / waits.last[r]
-    cause, cause_evidence = _cause(job, r)
+    cause = late_cause(job, r)
+    walls, wall_evidence = _walls(job, r)
+    names = others(job, r)
     message = (
-        f"rank {rid} arrives last at {waits.last[r]} of the {waits.collectives[r]} collectives "
-        f"matched across ranks (named at ≥ {threshold:.0%}), {time_ns(late)} after the next latest "
-        f"rank on average; the other ranks wait {time_ns(waits.caused_ns[r])} for it in total "
-        f"({wait_share:.1%} of their {'step time' if len(job.steps) else 'GPU span'}, warning "
-        f"at ≥ {WAIT_WARNING:.0%}). {cause}"
+        f"rank {rid} is late to the collectives: it arrives last at {waits.last[r]} of the "
+        f"{waits.collectives[r]} collectives matched across ranks (named at ≥ {threshold:.0%}), "
+        f"{time_ns(late)} after the next latest rank on average; {names.wait} "
+        f"{time_ns(waits.caused_ns[r])} for it in total ({wait_share:.1%} of {names.their} "
+        f"{step_word(job)}, warning at ≥ {WAIT_WARNING:.0%})."
+        f"{walls}"
     )
+    if cause is not None:
+        message += f" Cause: {cause.text(names)}."
     action = (
-        f"Compare rank {rid}'s trace with another rank's (`gpuscope analyze` on both): balance "
-        "the work if it computes more (sharding, uneven batches or sequence lengths); if its "
-        "GPU idles, speed up its host side (data loader workers, CPU affinity, no "
-        "synchronising calls); a rank late with neither points to its launch order or link."
+        f"Look at rank {rid}'s own report (`gpuscope analyze` on its trace) for what makes it "
+        "late: if its host launches late (after a sync, or between steps), move that host work "
+        "off the step (data loader workers, no per-step synchronize or .item(), CPU affinity); "
+        "if its GPU computes more, balance the work (sharding, uneven batches or sequence "
+        "lengths); late with neither points to its launch order or link."
     )
     evidence = {
         "rank": rid,
@@ -84,103 +87,82 @@ def straggler(job: Job) -> Finding | None:
         "late_us": us(waits.late_ns[r]),
         "others_wait_us": us(waits.caused_ns[r]),
         "others_wait_share": round(float(wait_share), 4),
-        **cause_evidence,
+        **wall_evidence,
+        **(cause.evidence() if cause is not None else {}),
     }
     severity = "warning" if wait_share >= WAIT_WARNING else "info"
     return finding("rank-straggler", severity, message, action, evidence,
-                   impact_ns=float(waits.caused_ns[r]), cause="imbalance")  # fmt: skip
+                   impact_ns=float(waits.caused_ns[r]), cause=_cause_class(cause))  # fmt: skip
 
 
-def _cause(job: Job, r: int) -> tuple[str, dict[str, Any]]:
-    """Does the late rank compute more, or does its GPU idle more (its host holds it back)?"""
-    per_step = _per_step(job)
-    if per_step is None:
+def _cause_class(cause: LateCause | None) -> str:
+    if cause is not None and cause.kind == "after-sync":
+        return "host-sync"
+    if cause is not None and cause.kind == "host-wait":
+        return "host-launch"
+    return "imbalance"
+
+
+def _wall_ratios(job: Job) -> np.ndarray:
+    """(rank, step): the rank's step wall time over the other ranks' mean, minus 1."""
+    wall = job.steps.wall.astype(np.float64)
+    others = (wall.sum(axis=0)[None, :] - wall) / max(len(job.ranks) - 1, 1)
+    result: np.ndarray = np.where(others > 0, wall / np.where(others > 0, others, 1) - 1, 0.0)
+    return result
+
+
+def _wall_ratio(job: Job, r: int) -> np.ndarray:
+    result: np.ndarray = _wall_ratios(job)[r]
+    return result
+
+
+def _walls(job: Job, r: int) -> tuple[str, dict[str, Any]]:
+    """What the step wall times say about the late rank: slower (by wall), or evened out."""
+    if len(job.steps) == 0:
         return "", {}
-    compute, idle, wall = per_step
-    others = np.delete(np.arange(len(job.ranks)), r)
-    c_other, i_other = compute[others].mean(), idle[others].mean()
-    more = compute[r] / c_other - 1 if c_other else 0.0
-    idler = (idle[r] - i_other) / wall[r] if wall[r] else 0.0
-    evidence = {
-        "compute_per_step_us": us(compute[r]),
-        "others_compute_per_step_us": us(c_other),
-        "idle_per_step_us": us(idle[r]),
-        "others_idle_per_step_us": us(i_other),
-    }
-    if more >= CAUSE_SHARE and more * compute[r] >= idler * wall[r]:
+    ratio = _wall_ratio(job, r)
+    rid = job.rank_ids[r]
+    evidence = {"wall_vs_others": [round(float(x), 4) for x in ratio]}
+    share = float((ratio >= SLOWER).mean())
+    if share >= SLOWER_STEPS:
+        every = "every step" if share == 1 else f"{share:.0%} of the steps"
         text = (
-            f"Its GPU computes {more:.0%} longer per step than the other ranks' mean "
-            f"({time_ns(compute[r])} against {time_ns(c_other)}): it has more work, or slower "
-            "kernels."
-        )
-    elif idler >= CAUSE_SHARE:
-        text = (
-            f"Its GPU idles {time_ns(idle[r] - i_other)} longer per step than the others' "
-            f"({idler:.0%} of its step): its host holds it back (data loading, Python, "
-            "synchronisation; see the gaps in its own report)."
+            f" Its steps are {ratio.mean():.1%} slower than {others(job, r).means} in {every} "
+            f"(wall time; named at ≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of the steps)."
         )
     else:
         text = (
-            f"Neither its compute nor its GPU idle time per step differs by {CAUSE_SHARE:.0%} "
-            "from the others': it reaches the collectives late for another reason (the order "
-            "it launches them in, a slower link)."
+            f" Its step wall times are within {ratio.min():+.1%} … {ratio.max():+.1%} of "
+            f"{others(job, r).means} over {len(job.steps)} steps: the waits even the steps "
+            f"out, so every rank runs at rank {rid}'s pace."
         )
     return text, evidence
 
 
-def _per_step(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Per rank: mean compute, idle and wall per matched step (else over the whole trace)."""
-    if len(job.steps):
-        s = job.steps
-        return s.compute.mean(axis=1), s.idle.mean(axis=1), s.wall.mean(axis=1)
-    values = [(r.compute_ns, r.idle_ns, r.span_ns) for r in job.ranks]
-    if any(v is None for row in values for v in row):
-        return None
-    array = np.asarray(values, np.float64)
-    return array[:, 0], array[:, 1], array[:, 2]
-
-
-def slow_steps(job: Job) -> Finding | None:
-    """A rank slower in most steps: by the time its own work takes (step time minus its waits
-    for later ranks), else by its compute (a partial set of ranks hides some of the waits)."""
+def slow_steps(job: Job, late: list[int]) -> Finding | None:
+    """A rank whose step wall time is ≥ SLOWER above the other ranks' mean in ≥ SLOWER_STEPS of
+    the steps, when it is not a late rank (whose finding says it): slower means wall time."""
     steps = job.steps
     if len(steps) < 2 or len(job.ranks) < 2:
         return None
-    for metric, values in (("working", steps.working), ("compute", steps.compute)):
-        found = _slower(values.astype(np.float64))
-        if found is not None:
-            return _slow_finding(job, metric, *found)
-    return None
-
-
-def _slower(values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
-    """(rank index, its ratio to the others' mean per step, the others' mean per step)."""
-    ranks = values.shape[0]
-    others = (values.sum(axis=0)[None, :] - values) / (ranks - 1)
-    ratio = np.where(others > 0, values / np.where(others > 0, others, 1) - 1, 0.0)
-    slower = (ratio >= SLOWER).mean(axis=1)
-    r = int(np.argmax(np.where(slower >= SLOWER_STEPS, ratio.mean(axis=1), -np.inf)))
-    return (r, ratio[r], others[r]) if slower[r] >= SLOWER_STEPS else None
-
-
-def _slow_finding(job: Job, metric: str, r: int, ratio: np.ndarray, others: np.ndarray) -> Finding:
+    ratios = _wall_ratios(job)
+    slower = (ratios >= SLOWER).mean(axis=1) >= SLOWER_STEPS
+    slower[late] = False
+    if not slower.any():
+        return None
+    r = int(np.argmax(np.where(slower, ratios.mean(axis=1), -np.inf)))
+    ratio = ratios[r]
     rid = job.rank_ids[r]
-    steps = job.steps
     share = float((ratio >= SLOWER).mean())
     every = "every step" if share == 1 else f"{share:.0%} of the steps"
-    mine = (steps.working if metric == "working" else steps.compute)[r].mean()
-    what = (
-        "its own work (step time minus its waits for other ranks) takes"
-        if metric == "working"
-        else "its GPU computes"
-    )
-    cause, cause_evidence = _cause(job, r) if metric == "working" else ("", {})
+    mine = float(steps.wall[r].mean())
+    others = float(np.delete(steps.wall, r, axis=0).mean())
     message = (
-        f"rank {rid} is {ratio.mean():.0%} slower in {every} ({len(steps)} steps; named at "
-        f"≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of them): {what} {time_ns(mine)} per step "
-        f"against {time_ns(others.mean())} on the other ranks' mean, and the collectives wait for "
-        f"it. {cause}"
-    ).rstrip()
+        f"rank {rid}'s steps are {ratio.mean():.1%} slower than the other ranks' mean in {every} "
+        f"({len(steps)} steps, wall time; named at ≥ {SLOWER:.0%} in ≥ {SLOWER_STEPS:.0%} of "
+        f"them): {time_ns(mine)} per step against {time_ns(others)}; it is not late to the "
+        "collectives, so its steps do not hold the others back through them"
+    )
     action = (
         f"Find what rank {rid} does more of: diff its trace against another rank's "
         "(`gpuscope diff`): uneven shards, batches or sequence lengths, a slower GPU (clocks, "
@@ -188,11 +170,10 @@ def _slow_finding(job: Job, metric: str, r: int, ratio: np.ndarray, others: np.n
     )
     evidence = {
         "rank": rid,
-        "measured_by": metric,
-        "slower_share_per_step": [round(float(x), 4) for x in ratio],
+        "measured_by": "wall",
+        "wall_vs_others": [round(float(x), 4) for x in ratio],
         "per_step_us": us(mine),
-        "others_per_step_us": us(others.mean()),
-        **cause_evidence,
+        "others_per_step_us": us(others),
     }
     return finding("rank-slow-steps", "warning", message, action, evidence, cause="imbalance")
 
@@ -258,7 +239,7 @@ def exposed(job: Job) -> Finding | None:
 def _exposed_shares(job: Job) -> tuple[float | None, dict[int, float], str]:
     """Exposed communication over step time (else span), mean over ranks; and per kind."""
     in_steps = len(job.steps) > 0
-    totals = [_step_time(job, r) for r in range(len(job.ranks))]
+    totals = [step_time(job, r) for r in range(len(job.ranks))]
     if not all(totals):
         return None, {}, ""
     if in_steps:
@@ -348,6 +329,35 @@ def partial(job: Job) -> Finding | None:
     action = "Analyse every rank's trace together (`gpuscope analyze rank*/`) to see them all."
     evidence = {"ranks": job.rank_ids, "world_size": world}
     return finding("ranks-partial", "info", message, action, evidence)
+
+
+def duplicate(job: Job) -> Finding | None:
+    """Traces that claim the same rank: said, with every path, never silently merged."""
+    if not job.duplicates:
+        return None
+    parts = []
+    for d in job.duplicates[:10]:
+        if d.same_file:
+            parts.append(f"rank {d.rank} by {d.paths[0]} given {len(d.paths)} times")
+        else:
+            parts.append(f"rank {d.rank} by {' and '.join(d.paths)}")
+    more = len(job.duplicates) - 10
+    message = (
+        f"{len(job.duplicates)} rank(s) are claimed by more than one trace: "
+        f"{'; '.join(parts)}{f'; and {more} more' if more > 0 else ''}. Across ranks, the first "
+        "trace of each rank is used; the others are reported on their own only"
+    )
+    action = (
+        "Give each rank's trace once, from one run (`gpuscope analyze <run>/rank*/`): two runs "
+        "mixed give waits and offsets that mean nothing; compare runs with `gpuscope diff`."
+    )
+    evidence = {
+        "duplicates": [
+            {"rank": d.rank, "paths": list(d.paths), "used": d.paths[0], "same_file": d.same_file}
+            for d in job.duplicates
+        ]
+    }
+    return finding("duplicate-rank", "warning", message, action, evidence)
 
 
 def _list(ids: list[int]) -> str:

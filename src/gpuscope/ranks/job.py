@@ -6,7 +6,9 @@ From each rank's `RankSummary` (built in parallel, one per trace, by `ranks.work
 2. match calls into collectives (`match`), find who arrives last and how long the others wait
    (`stragglers`), and the bandwidth of each collective from its last arriver's time
    (`bandwidth`);
-3. lay the ranks' steps side by side (`steptable`), and say what it means (`findings`).
+3. lay the ranks' steps side by side (`steptable`), judge each rank with the job
+   (`verdicts`: waiting for a later rank, or late for its own reason) and say what it means
+   (`findings`).
 
 The result is plain data; `to_dict` (in `ranks._serialize`) is what the JSON holds under
 `"ranks"`.
@@ -17,10 +19,11 @@ The result is plain data; `to_dict` (in `ranks._serialize`) is what the JSON hol
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +36,18 @@ from gpuscope.ranks.steptable import StepTable, add_waits, step_table
 from gpuscope.ranks.stragglers import Arrivals, RankWaits, arrivals, per_rank
 from gpuscope.ranks.summary import RankSummary
 from gpuscope.trace.model import I64
+
+if TYPE_CHECKING:
+    from gpuscope.ranks.verdicts import RankVerdict
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Several traces claim one rank: the first is analysed across ranks, the others are not."""
+
+    rank: int
+    paths: tuple[str, ...]  # the first is the one used
+    same_file: bool  # all of them are one file (given twice)
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,8 @@ class Job:
     end_spread_ns: I64  # per aligned collective: max - min of the members' aligned ends
     bandwidth: list[BandwidthRow]
     steps: StepTable
+    duplicates: list[Duplicate] = field(default_factory=list)  # ranks claimed by several traces
+    verdicts: list[RankVerdict] = field(default_factory=list)  # per rank, read with the job
     findings: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
@@ -60,8 +77,10 @@ class Job:
 
 
 def analyse(summaries: Sequence[RankSummary]) -> Job:
-    """The cross-rank analysis of `summaries` (one per rank, any order)."""
-    ranks = sorted(summaries, key=lambda s: (s.rank is None, s.rank or 0))
+    """The cross-rank analysis of `summaries` (one per rank, any order; of traces that claim
+    the same rank, the first is used and the others are reported: `Job.duplicates`)."""
+    kept, duplicates = distinct(summaries)
+    ranks = sorted(kept, key=lambda s: (s.rank is None, s.rank or 0))
     key_ids, key_of = keys(ranks)
     tol = align_mod.tolerance(_durations(ranks))
     offsets = align_mod.align(key_ids, [r.calls.end for r in ranks], tol)
@@ -85,10 +104,37 @@ def analyse(summaries: Sequence[RankSummary]) -> Job:
         end_spread_ns=_end_spread(matching, found, ends),
         bandwidth=_bandwidth(ranks, key_of, matching, found),
         steps=_steps(ranks, matching, found),
+        duplicates=duplicates,
     )
     from gpuscope.ranks.findings import findings
+    from gpuscope.ranks.verdicts import verdicts
 
+    job = replace(job, verdicts=verdicts(job))
     return replace(job, findings=findings(job))
+
+
+def distinct(summaries: Sequence[RankSummary]) -> tuple[list[RankSummary], list[Duplicate]]:
+    """The first summary of each rank (in the given order), and the ranks claimed more than
+    once with every path that claims them."""
+    first: dict[int, RankSummary] = {}
+    claims: dict[int, list[str]] = {}
+    kept = []
+    for s in summaries:
+        if s.rank is None or s.rank not in first:
+            kept.append(s)
+        if s.rank is not None:
+            first.setdefault(s.rank, s)
+            claims.setdefault(s.rank, []).append(s.path)
+    duplicates = [
+        Duplicate(rank, tuple(paths), len({_real(p) for p in paths}) == 1)
+        for rank, paths in sorted(claims.items())
+        if len(paths) > 1
+    ]
+    return kept, duplicates
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def _steps(ranks: Sequence[RankSummary], matching: Matching, found: Arrivals) -> StepTable:

@@ -9,6 +9,7 @@ from typing import Any
 from gpuscope.analysis.layout import SEVERITY_LEVEL
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Block, Cell, Facts, Section, Table, Text
+from gpuscope.ranks.verdicts import label
 
 Part = Mapping[str, Any]
 STEP_MATRIX_RANKS = 16  # the per-step × per-rank table only up to this many ranks
@@ -16,7 +17,8 @@ STEP_MATRIX_RANKS = 16  # the per-step × per-rank table only up to this many ra
 
 def section(part: Part) -> Section:
     blocks: list[Block] = [_facts(part), _findings(part["findings"]), _per_rank(part)]
-    blocks += [b for b in (_steps(part), _kinds(part), _worst(part), _bandwidth(part)) if b]
+    blocks += [b for b in (_verdicts(part), _step_means(part), _steps(part), _kinds(part),
+                           _worst(part), _bandwidth(part)) if b]  # fmt: skip
     title = f"Across ranks ({_of(part)})"
     return Section(title, tuple(blocks), anchor="ranks")
 
@@ -69,27 +71,74 @@ def _findings(findings: Sequence[Part]) -> Section:
 
 def _per_rank(part: Part) -> Table:
     hosts = any(r["host"] for r in part["per_rank"])
-    headers = ("rank", *(("host",) if hosts else ()), "busy", "compute", "comm", "exposed comm",
-               "exposed %", "step mean", "last at", "others wait", "waited")  # fmt: skip
+    headers = ("rank", *(("host",) if hosts else ()), "verdict", "busy", "own work", "compute",
+               "comm", "exposed %", "last at", "others wait", "waited")  # fmt: skip
     rows = tuple(
         (
             Cell(str(r["rank"])),
             *((Cell(r["host"] or "—"),) if hosts else ()),
+            Cell(label(r["verdict"]) if r.get("verdict") else "—"),
             Cell(fmt.duration(r["busy_us"])),
+            Cell(fmt.percent((r.get("verdict") or {}).get("own_work_utilization"))),
             Cell(fmt.duration(r["compute_us"])),
             Cell(fmt.duration(r["communication_us"])),
-            Cell(fmt.duration(r["exposed_communication_us"])),
             Cell(fmt.percent(r["exposed_share_of_span"])),
-            Cell(fmt.duration(r["step_mean_us"])),
             Cell(f"{r['last']} of {r['collectives_aligned']}"),
             Cell(fmt.duration(r["others_wait_us"])),
             Cell(fmt.duration(r["waited_us"])),
         )
         for r in part["per_rank"]
     )
-    numeric = (False, *((False,) if hosts else ()), *([True] * 9))
-    caption = "per rank (exposed % of the GPU span; last at: collectives it arrived last at)"
-    return Table(headers, rows, numeric, caption)
+    numeric = (False, *((False,) if hosts else ()), False, *([True] * 8))
+    optional = (0, *((1,) if hosts else ()), 0, 0, 0, 2, 3, 4, 0, 0, 0)
+    caption = (
+        "per rank (verdict read with the job; own work: busy time less the waits for later "
+        "ranks, over the GPU span; exposed % of the GPU span; last at: collectives it arrived "
+        "last at; waited: for later ranks)"
+    )
+    return Table(headers, rows, numeric, caption, optional)
+
+
+def _verdicts(part: Part) -> Block | None:
+    """Each rank's verdict with its reason (few ranks), else how many ranks have each."""
+    verdicts = [(r["rank"], r["verdict"]) for r in part["per_rank"] if r.get("verdict")]
+    if not verdicts:
+        return None
+    if len(verdicts) <= STEP_MATRIX_RANKS:
+        items = tuple((f"rank {rank}", f"{label(v)}: {v['reason']}") for rank, v in verdicts)
+        return Facts(items, "each rank's verdict, read with the job")
+    counts: dict[str, list[int]] = {}
+    for rank, v in verdicts:
+        counts.setdefault(label(v), []).append(rank)
+    items = tuple(
+        (name, f"{len(ranks)} ranks ({', '.join(str(r) for r in ranks[:8])}"
+               f"{', …' if len(ranks) > 8 else ''})")
+        for name, ranks in sorted(counts.items(), key=lambda kv: -len(kv[1]))
+    )  # fmt: skip
+    return Facts(items, "verdicts read with the job (the JSON holds each rank's reason)")
+
+
+def _step_means(part: Part) -> Table | None:
+    """Per rank, the mean per matched step of what the findings and verdicts cite."""
+    steps = part.get("steps")
+    if not steps:
+        return None
+    names = ("wall", "compute", "waited", "after_sync", "host_wait")
+    headers = ("rank", "wall", "compute", "waited", "host late after sync", "host wait")
+    rows = tuple(
+        (Cell(str(r["rank"])), *(Cell(fmt.duration(_mean(r[f"{n}_us"]))) for n in names))
+        for r in steps["per_rank"]
+    )
+    caption = (
+        f"mean per step over {len(steps['names'])} steps (waited: for later ranks, in "
+        "collectives; host late after sync: GPU idle from a blocking sync's return to the next "
+        "launch; host wait: GPU idle until work launched after it went idle)"
+    )
+    return Table(headers, rows, (False, *([True] * 5)), caption)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _steps(part: Part) -> Table | None:
@@ -98,7 +147,8 @@ def _steps(part: Part) -> Table | None:
         return None
     per_rank = steps["per_rank"]
     if len(per_rank) <= STEP_MATRIX_RANKS:
-        headers = ("step", *(f"rank {r['rank']} wall / compute" for r in per_rank), "slowest")
+        headers = ("step", *(f"rank {r['rank']} wall / compute" for r in per_rank),
+                   "most compute")  # fmt: skip
         rows = tuple(
             (
                 Cell(name),
@@ -107,18 +157,18 @@ def _steps(part: Part) -> Table | None:
                     for r in per_rank
                 ),
                 Cell(
-                    f"rank {steps['slowest_rank'][i]} "
+                    f"rank {steps['most_compute_rank'][i]} "
                     f"(+{fmt.percent(steps['compute_imbalance'][i])})"
                 ),
             )
             for i, name in enumerate(steps["names"])
         )
         return Table(headers, rows, (False, *([True] * (len(per_rank) + 1))), _step_caption(steps))
-    headers = ("step", "slowest rank", "compute max / mean")
+    headers = ("step", "most compute", "compute max / mean")
     rows = tuple(
         (
             Cell(name),
-            Cell(str(steps["slowest_rank"][i])),
+            Cell(str(steps["most_compute_rank"][i])),
             Cell(f"+{fmt.percent(steps['compute_imbalance'][i])}"),
         )
         for i, name in enumerate(steps["names"])
@@ -127,7 +177,10 @@ def _steps(part: Part) -> Table | None:
 
 
 def _step_caption(steps: Part) -> str:
-    return f"per step (matched by {steps['matched_by']}; slowest = most compute)"
+    return (
+        f"per step (matched by {steps['matched_by']}; most compute: the rank that computes "
+        "most in the step, and by how much over the mean)"
+    )
 
 
 def _kinds(part: Part) -> Table | None:

@@ -2,9 +2,9 @@
 
 Steps are matched by name (`ProfilerStep#551` on every rank of one job); ranks whose profilers
 number steps differently are matched by position instead. Durations need no clock alignment.
-The slowest rank of a step is the one with the most compute in it: with synchronous collectives
-the step's wall time evens out across ranks (the fast ones wait inside the collectives), the work
-each rank did does not.
+With synchronous collectives the step's wall time evens out across ranks (the fast ones wait
+inside the collectives), the work each rank did does not: the rank with the most compute in a
+step is named per step, and "slower" is kept for wall-time differences (`ranks.findings`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class StepTable:
     comm: I64
     exposed: I64
     waited: I64  # inside the step, waiting in collectives for a later rank (aligned ones)
+    after_sync: I64  # device idle from a blocking sync's return to the next launch (hostlate)
+    host_wait: I64  # device idle until a launch made after it went idle (hostlate)
     columns: tuple[dict[int, int], ...] = ()  # per rank: its own step index -> column
 
     def __len__(self) -> int:
@@ -46,7 +48,7 @@ class StepTable:
         result: I64 = self.wall - self.waited
         return result
 
-    def slowest(self) -> I64:
+    def most_compute(self) -> I64:
         """Per step, the rank index with the most compute."""
         result: I64 = np.argmax(self.compute, axis=0) if len(self) else np.zeros(0, np.int64)
         return result
@@ -64,7 +66,7 @@ def step_table(ranks: Sequence[RankSummary]) -> StepTable:
     if not names:
         names, columns = _by_position(ranks)
         matched_by = "position"
-    wall, busy, compute, comm, exposed = (
+    wall, busy, compute, comm, exposed, after_sync, host_wait = (
         np.asarray(c, np.int64).reshape(len(ranks), len(names)) for c in columns
     )
     return StepTable(
@@ -76,6 +78,8 @@ def step_table(ranks: Sequence[RankSummary]) -> StepTable:
         comm=comm,
         exposed=exposed,
         waited=np.zeros((len(ranks), len(names)), np.int64),
+        after_sync=after_sync,
+        host_wait=host_wait,
         columns=_columns(ranks, names, matched_by),
     )
 
@@ -104,7 +108,9 @@ def add_waits(table: StepTable, steps_of_calls: Sequence[I64], waits: Sequence[I
 def _fields(summary: RankSummary, index: Sequence[int]) -> list[list[int]]:
     s = summary.steps
     pick = list(index)
-    return [a[pick].tolist() for a in (s.wall, s.busy, s.compute, s.comm, s.exposed)]
+    none = np.zeros(len(s), np.int64)
+    late = [none if a is None else a for a in (s.after_sync, s.host_wait)]
+    return [a[pick].tolist() for a in (s.wall, s.busy, s.compute, s.comm, s.exposed, *late)]
 
 
 def _by_name(ranks: Sequence[RankSummary]) -> tuple[list[str], list[list[int]]]:
@@ -124,7 +130,7 @@ def _by_position(ranks: Sequence[RankSummary]) -> tuple[list[str], list[list[int
 
 
 def _gather(ranks: Sequence[RankSummary], index: list[list[int]]) -> list[list[int]]:
-    columns: list[list[int]] = [[] for _ in range(5)]
+    columns: list[list[int]] = [[] for _ in range(7)]
     for summary, pick in zip(ranks, index, strict=True):
         for column, values in zip(columns, _fields(summary, pick), strict=True):
             column.extend(values)

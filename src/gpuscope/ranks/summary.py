@@ -13,7 +13,7 @@ the rank's own clock; aligning clocks across ranks is `ranks.align`'s job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +22,7 @@ from gpuscope.analysis._comm_exposure import subtract
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.steps import complete_steps
+from gpuscope.ranks.hostlate import HostLate, host_late
 from gpuscope.trace.model import I64, KERNEL, Mask
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class Steps:
     compute: I64  # compute kernels (every kernel that is not communication)
     comm: I64  # communication kernels
     exposed: I64  # communication with no compute kernel running on its device
+    after_sync: I64 | None = None  # idle from a blocking sync's return to the next launch
+    host_wait: I64 | None = None  # idle until a launch made after the device went idle
 
     def __len__(self) -> int:
         return len(self.names)
@@ -71,6 +74,17 @@ class Steps:
     def wall(self) -> I64:
         result: I64 = self.end - self.start
         return result
+
+
+@dataclass(frozen=True)
+class OwnVerdict:
+    """The rank's verdict from its own trace alone (`analysis.verdict`), and the idle time by
+    the gap analysis' causes that it was decided from."""
+
+    bound: str
+    reason: str
+    cause: str  # the idle cause that decided it, "" when busy time decided
+    idle_causes: dict[str, int] = field(default_factory=dict)  # cause -> ns
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,9 @@ class RankSummary:
     calls: Calls
     groups: tuple[str, ...] = ()  # process group names the calls refer to
     timed: bool = True  # the source has device timestamps
+    verdict: OwnVerdict | None = None
+    after_sync_ns: int | None = None  # hostlate: idle from a sync's return to the next launch
+    host_wait_ns: int | None = None  # hostlate: idle until a launch made after it began
 
 
 def summarize(
@@ -111,6 +128,8 @@ def summarize(
     timed = line is not None
     compute = _compute_mask(a)
     exposure = comm.exposure if comm is not None else None
+    names, lo, hi = complete_steps(trace)
+    late = host_late(a, lo, hi) if timed else None
     return RankSummary(
         path=trace.meta.path,
         format=trace.meta.format,
@@ -126,11 +145,20 @@ def summarize(
         compute_ns=_union_per_device(a, compute) if timed else None,
         comm_ns=(exposure.comm_ns if exposure else 0) if timed else None,
         exposed_ns=(exposure.exposed_ns if exposure else 0) if timed else None,
-        steps=_steps(a, compute) if timed else _no_steps(),
+        steps=_steps(a, compute, names, lo, hi, late) if late else _no_steps(),
         calls=_calls(a, comm) if comm is not None and timed else Calls.empty(),
         groups=tuple(_group_names(a, comm)) if comm is not None else (),
         timed=timed,
+        verdict=_own_verdict(a),
+        after_sync_ns=late.after_sync_ns if late else None,
+        host_wait_ns=late.host_wait_ns if late else None,
     )
+
+
+def _own_verdict(a: Analysis) -> OwnVerdict:
+    v = a.verdict
+    causes = dict(a.timeline.gaps.attribution_ns) if a.timeline is not None else {}
+    return OwnVerdict(v.bound, v.reason, v.cause, causes)
 
 
 def _communication(a: Analysis) -> Communication | None:
@@ -169,9 +197,9 @@ def _no_steps() -> Steps:
     return Steps((), z, z, z, z, z, z)
 
 
-def _steps(a: Analysis, compute: Mask) -> Steps:
-    """Per ProfilerStep: device busy, compute, communication and exposed communication inside."""
-    names, lo, hi = complete_steps(a.trace)
+def _steps(a: Analysis, compute: Mask, names: list[str], lo: I64, hi: I64, late: HostLate) -> Steps:
+    """Per ProfilerStep: device busy, compute, communication and exposed communication inside,
+    and the idle time the host is to blame for (`ranks.hostlate`)."""
     gpu = a.trace.gpu
     timed = (gpu.start >= 0) & (gpu.dur >= 0)
     comm = _comm_mask(a)
@@ -182,7 +210,8 @@ def _steps(a: Analysis, compute: Mask) -> Steps:
         parts.append(subtract(*parts[2], *parts[1]))
         for i, (start, end) in enumerate(parts):
             totals[i] += overlap_with(start, end, lo, hi)
-    return Steps(tuple(names), lo, hi, totals[0], totals[1], totals[2], totals[3])
+    return Steps(tuple(names), lo, hi, totals[0], totals[1], totals[2], totals[3],
+                 late.after_sync, late.host_wait)  # fmt: skip
 
 
 def _calls(a: Analysis, comm: Communication) -> Calls:
