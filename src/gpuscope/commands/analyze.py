@@ -210,16 +210,17 @@ def _emit(
 
         from gpuscope.report import terminal
 
-        terminal.render(full if args.full else _screen(shown, lead), Console(highlight=False))
+        screen = full if args.full else _screen(shown, lead, printable_data(ranks))
+        terminal.render(screen, Console(highlight=False))
 
 
-def _screen(reports: list[dict[str, Any]], lead: list[Any]) -> Any:
+def _screen(reports: list[dict[str, Any]], lead: list[Any], job: dict[str, Any] | None) -> Any:
     """The terminal's default view: one trace's summary, or many traces' overview."""
     from gpuscope.analysis import layout
 
     if len(reports) == 1 and not lead:
         return layout.summary_document(reports[0])
-    return layout.overview_document(reports, lead)
+    return layout.overview_document(reports, lead, job)
 
 
 def _timeline(args: argparse.Namespace, found: _Found, broken: bool) -> None:

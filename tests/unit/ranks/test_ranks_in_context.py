@@ -94,8 +94,9 @@ def test_the_recorded_job_rank_1_is_late_by_its_hosts_time_after_each_sync() -> 
     need(JOB)
     part = job_part()
     verdict = by_rank(part)[1]["verdict"]
+    # alone, its trace reads cpu-bound: the gaps after its syncs are the host's time
     assert (verdict["bound"], verdict["cause"], verdict["trace_bound"]) == (
-        "host-bound", "after-sync", "sync-bound")  # fmt: skip
+        "host-bound", "after-sync", "cpu-bound")  # fmt: skip
     names = part["steps"]["names"]
     expected = {r: after_sync_per_step(trace_of(r)) for r in (0, 1)}
     table = {r["rank"]: r for r in part["steps"]["per_rank"]}

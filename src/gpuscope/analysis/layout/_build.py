@@ -49,14 +49,17 @@ def _check(report: Mapping[str, Any], index: int) -> None:
 
 
 def overview_document(
-    reports: Sequence[Mapping[str, Any]], lead: Sequence[Section] = ()
+    reports: Sequence[Mapping[str, Any]],
+    lead: Sequence[Section] = (),
+    job: Mapping[str, Any] | None = None,
 ) -> Document:
     """Many traces at a glance: `lead` sections, then one row per trace (the per-trace sections
-    are what `analysis_document` adds)."""
+    are what `analysis_document` adds); `job`: the cross-rank part, whose per-rank verdicts the
+    rows show."""
     for i, report in enumerate(reports, 1):
         _check(report, i)
     note = Text(f"{len(reports)} per-trace reports: --full prints them, --md / --html / --json "
                 "write them")  # fmt: skip
-    table = comparison_section(reports)
+    table = comparison_section(reports, job)
     sections = (*lead, Section(table.title, (*table.blocks, note), anchor=table.anchor))
     return Document("gpuscope analysis", sections, subtitle(reports), footer(reports))
