@@ -193,11 +193,12 @@ def _measured_text(a: Analysis, cost: Overhead, window: int) -> list[str]:
 def _verdict_text(a: Analysis, host_ns: int) -> str:
     """Whether a CPU-bound verdict survives taking the profiler's host time out of the gaps."""
     line = a.timeline
-    if a.verdict.bound != "cpu-bound" or line is None or not line.span_ns or not host_ns:
+    if a.verdict.bound != "cpu-bound" or line is None or not line.device_span_ns or not host_ns:
         return ""
     waiting = line.gaps.attribution_ns.get("host_wait", 0)
     removable = min(host_ns, waiting)
-    best = line.busy_ns / (line.span_ns - removable) if line.span_ns > removable else 1.0
+    span = line.device_span_ns
+    best = line.busy_ns / (span - removable) if span > removable else 1.0
     if best < GPU_BOUND_UTILIZATION:
         return (
             f". Even if all of it fell in the GPU's host-wait gaps ({fmt.duration(us(waiting))}),"

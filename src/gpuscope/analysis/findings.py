@@ -62,11 +62,11 @@ def _graph_share(a: Analysis) -> float:
 def cpu_bottleneck(a: Analysis) -> Finding | None:
     """The host is late: fires only with a cpu-bound verdict, with advice that fits the trace."""
     line = a.timeline
-    if line is None or a.verdict.bound != "cpu-bound" or not line.span_ns:
+    if line is None or a.verdict.bound != "cpu-bound" or not line.device_span_ns:
         return None
     waiting = line.gaps.attribution_ns.get("host_wait", 0)
     after_sync = line.gaps.after_sync_ns
-    share = waiting / line.span_ns
+    share = waiting / line.device_span_ns
     cpu = a.cpu_busy_ns
     ratio = f"; CPU operator time is {cpu / line.busy_ns:.1f}× the GPU busy time" if cpu else ""
     evidence: dict[str, Any] = {
@@ -128,7 +128,8 @@ def idle_gap(a: Analysis) -> Finding | None:
     gap = a.verdict.largest_gap
     if line is None or gap is None or not line.span_ns or not line.idle_ns:
         return None
-    if gap.ns < LONE_GAP_MIN * line.span_ns or gap.ns < 0.5 * line.idle_ns:
+    span = line.span_of(gap.device)
+    if gap.ns < LONE_GAP_MIN * span or gap.ns < 0.5 * line.idle_ns:
         return None
     if gap.cause == a.verdict.cause and a.verdict.bound != "gpu-bound":
         return None  # the verdict's own finding carries this gap in its evidence
@@ -137,7 +138,7 @@ def idle_gap(a: Analysis) -> Finding | None:
     outside = a.verdict.utilization_outside_gap
     evidence: dict[str, Any] = {
         "gap_us": us(gap.ns),
-        "share_of_span": round(gap.ns / line.span_ns, 4),
+        "share_of_span": round(gap.ns / span, 4),
         "cause": gap.cause,
         "device": gap.device,
         "kernel_before": names[trace.gpu.name[gap.before]] if gap.before >= 0 else None,
@@ -148,9 +149,9 @@ def idle_gap(a: Analysis) -> Finding | None:
         evidence["utilization_outside_gap"] = round(outside, 4)
     return finding(
         "idle-gap",
-        "warning" if gap.ns >= 0.2 * line.span_ns else "info",
+        "warning" if gap.ns >= 0.2 * span else "info",
         f"one idle gap of {time_ns(gap.ns)} holds {gap.ns / line.idle_ns:.0%} of the GPU's "
-        f"idle time ({gap.ns / line.span_ns:.0%} of its span; reported at ≥ "
+        f"idle time ({gap.ns / span:.0%} of its span; reported at ≥ "
         f"{LONE_GAP_MIN:.0%}): {CAUSE_TEXT[gap.cause]}",
         _gap_action(a, gap.cause),
         evidence,
@@ -223,11 +224,11 @@ def sync_overhead(a: Analysis) -> Finding | None:
     """A sync costs the GPU time it leaves idle after it (drain then relaunch), not the host's
     wait; the sync that closes the profiled window is no overhead."""
     sync, line = a.sync, a.timeline
-    if sync is None or line is None or not line.span_ns:
+    if sync is None or line is None or not line.device_span_ns:
         return None
     drained = line.gaps.attribution_ns.get("sync_drain", 0)
     after = line.gaps.after_sync_ns
-    share = (drained + after) / line.span_ns
+    share = (drained + after) / line.device_span_ns
     if share < SYNC_TARGET_SHARE:
         return None
     top = sorted(sync.by_name.items(), key=lambda kv: -kv[1][1])[:5]
@@ -275,7 +276,7 @@ def host_device_copies(a: Analysis) -> Finding | None:
     count = sum(v.count for v in moves.values())
     line = a.timeline
     busy = line.busy_ns if line else sum(ns for _, ns in a.categories.values())
-    span = line.span_ns if line else busy
+    span = line.device_span_ns if line else busy
     if not count or not busy:
         return None
     time = sum(v.time_ns for v in moves.values())
@@ -402,7 +403,7 @@ def unified_memory(a: Analysis) -> Finding | None:
     line = a.timeline
     if moved is None or not moved.count:
         return None
-    span = line.span_ns if line else 0
+    span = line.device_span_ns if line else 0
     share = moved.time_ns / span if span else 0.0
     size = f", {nbytes(moved.known_bytes)}" if moved.known_bytes is not None else ""
     return finding(

@@ -269,7 +269,7 @@ def analyse(a: Analysis) -> HostOps | None:
         host_wait=_host_wait(gaps, start, end, wait)
         if gaps is not None and wait is not None
         else None,
-        gpu_span_ns=a.timeline.span_ns if a.timeline is not None else None,
+        gpu_span_ns=a.timeline.device_span_ns if a.timeline is not None else None,
     )
 
 

@@ -119,6 +119,12 @@ def integrity(a: Analysis) -> list[dict[str, Any]]:
     return flags
 
 
+_HOW = {  # how the profiler that made the trace records copies
+    "rocprof": " (rocprof records them with --hip-trace / --sys-trace)",
+    "rocprofv3": " (rocprofv3 records them with --memory-copy-trace)",
+    "rocpd": " (rocprofv3 records them with --memory-copy-trace)",
+    "nsys": " (nsys records them with --trace=cuda)",
+}
 _COPY_CALL = re.compile(r"^(?:cuda|hip|cu)Memcpy|^hsa_amd_memory_async_copy")
 
 
@@ -138,9 +144,8 @@ def _copies_not_traced(a: Analysis) -> list[dict[str, Any]]:
         _flag(
             "copies-not-traced",
             f"{count:,} copy calls ({', '.join(sorted(calls)[:3])}) on the host but no copy on "
-            "the device timeline: copy tracing was off (e.g. rocprof without --memory-copy-"
-            "trace / rocprofv3 without --memory-copy-trace): copy time is missing from busy "
-            "and idle time and from the copy numbers",
+            f"the device timeline: copy tracing was off{_HOW.get(trace.meta.format, '')}: copy "
+            "time is missing from busy and idle time and from the copy numbers",
             ["memcpy", "gpu_busy_us", "idle_us", "gaps"],
         )
     ]

@@ -49,7 +49,9 @@ _XLA = re.compile(
 )
 _JULIA = re.compile(r"ROCDeviceArray|CuDeviceArray|ROCKernelContext|CuKernelContext|"
                     r"KernelAbstractions|\bjulia_|GPUArrays|oneDeviceArray")  # fmt: skip
-_ATEN_KERNEL = re.compile(r"\bat::(?:native|cuda)::|\bc10::(?:BFloat16|Half|complex)")
+_ATEN_KERNEL = re.compile(
+    r"\bat::(?:native|cuda|<unnamed>|\(anonymous namespace\))::|\bc10::(?:BFloat16|Half|complex)"
+)
 _INDUCTOR = re.compile(r"^triton_(?:poi|red|per|tem|mm|bmm)_")
 _COMPILED_OPS = ("Torch-Compiled Region", "CompiledFunction", "## Call CompiledFxGraph")
 _SERVING = (

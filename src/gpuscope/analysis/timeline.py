@@ -89,6 +89,15 @@ class Timeline:
     def idle_ns(self) -> int:
         return sum(d.idle_ns for d in self.devices)
 
+    @property
+    def device_span_ns(self) -> int:
+        """The devices' spans summed: what time summed over devices (idle, gaps, copies) is a
+        share of — `span_ns` (first start to last end of any device) is not, with several."""
+        return sum(d.span_ns for d in self.devices)
+
+    def span_of(self, device: int) -> int:
+        return next((d.span_ns for d in self.devices if d.device == device), self.span_ns)
+
 
 def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
     gpu = trace.gpu

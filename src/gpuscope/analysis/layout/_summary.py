@@ -92,8 +92,11 @@ def _headline(report: Report) -> str:
     if kernels["time_us"] is not None:
         parts[0] += f" in {fmt.duration(kernels['time_us'])}"
     if report["gpu_busy_us"] is not None:
+        devices = report.get("devices") or []
+        span = sum(d["span_us"] for d in devices) if len(devices) > 1 else report["span_us"]
+        over = f" ({len(devices)} devices' spans summed)" if len(devices) > 1 else ""
         parts.append(
-            f"GPU busy {fmt.duration(report['gpu_busy_us'])} of {fmt.duration(report['span_us'])}"
+            f"GPU busy {fmt.duration(report['gpu_busy_us'])} of {fmt.duration(span)}{over}"
             f" ({fmt.percent(report['utilization'])})"
         )
     if copies["count"]:
