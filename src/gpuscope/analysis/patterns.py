@@ -86,6 +86,10 @@ def to_dict(result: Result) -> dict[str, Any]:
 
 
 def findings(a: Analysis, result: Result) -> list[Finding]:
+    """The patterns are PyTorch's (their actions name its APIs): a finding for a PyTorch program
+    only; the section still lists what was found in any program."""
+    if not a.program.is_("pytorch"):
+        return []
     return [
         finding(
             d.id,
