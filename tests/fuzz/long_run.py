@@ -41,9 +41,10 @@ def run_long(
         seconds[result.case.format] += result.seconds
         if result.outcome.failed:
             failures.append(save(result, Path(args.save)))
-            last = result.outcome.detail.strip().splitlines()[-1:]
+            lines = result.outcome.detail.strip().splitlines()
+            said = list(dict.fromkeys(lines[:1] + lines[-1:]))  # the reason, the last line
             print(f"FAIL {result.case.id} {result.outcome.status} {result.mutation} "
-                  f"{result.seed}: {last}", flush=True)  # fmt: skip
+                  f"{result.seed}: {said}", flush=True)  # fmt: skip
         if done % 500 == 0:
             print(f"{done}/{len(cases)} cases, {time.monotonic() - begin:.0f} s", flush=True)
     wall = time.monotonic() - begin
