@@ -7,7 +7,8 @@ breaks (the detail lists all of them):
 
 - traceback, hang, crash (killed by a signal), bad-exit (a status outside the command's set);
 - bad-stderr: a line that is not `error:`/`warning:`/`gpuscope:`/`wrote …` (an error over two
-  lines, a stray print), no `error:` line on exit 2, an `error:` line on exit 0;
+  lines, a stray print), a control character in a line (a name's ESC [ 2 J would clear the
+  terminal), no `error:` line on exit 2, an `error:` line on exit 0;
 - not-refused: an output that is an input (through any name), a directory or another output was
   written to (or the command went on); write-error-hidden: exit 0 over a full device or a
   read-only folder;
@@ -47,6 +48,7 @@ PASSED = (OK, REFUSED, EXIT_2, CLOSED, GATE, COMMAND_EXIT)
 PREFIXES = ("error: ", "warning: ", "gpuscope: ", "wrote ")
 USAGE = re.compile(r"^gpuscope(?: \S+)?: error: ")
 TEMP = re.compile(r"^\..*\.tmp\d*$")
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # what a message must show as escapes
 SET_SCHEMA = "gpuscope.analysis-set/1"
 
 
@@ -163,7 +165,10 @@ def _stderr(plan: Plan, rc: int | None, err: str) -> list[tuple[str, str]]:
     stray = [
         line for line in lines if not line.startswith(PREFIXES) and line not in plan.stderr_lines
     ]
-    return [("bad-stderr", f"a line that is no message: {stray[0]!r}")] if stray else []
+    if stray:
+        return [("bad-stderr", f"a line that is no message: {stray[0]!r}")]
+    raw = [line for line in lines if CONTROL.search(line)]
+    return [("bad-stderr", f"control characters in a message: {raw[0]!r}")] if raw else []
 
 
 def _expected(plan: Plan, rc: int | None) -> list[tuple[str, str]]:
