@@ -81,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GpuscopeError as error:
         if args.debug:
             raise
-        print(f"error: {error}", file=sys.stderr)
+        from gpuscope.text import printable
+
+        print(f"error: {printable(str(error))}", file=sys.stderr)  # one line, whatever a name holds
         return error.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

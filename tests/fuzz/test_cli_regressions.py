@@ -1,0 +1,76 @@
+"""Every failure the CLI mode of the fuzzer found, minimised to a command line over a small made-up
+input (or a bundled trace), run and judged by the same oracle (tests/fuzz/cli_oracle.py).
+
+Each test names the fuzz case that found it (`benchmarks/fuzz_cli.py --seed S --replay ID`
+rebuilds the original from the reference files)."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.cli_commands import Plan
+from tests.fuzz.cli_exec import Ran, execute
+from tests.fuzz.cli_oracle import judge, prior, snapshot
+from tests.fuzz.cli_targets import WRITE, Output
+from tests.fuzz.oracle import Outcome
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = REPO / "tests" / "data" / "llama_compiled_h200.json.gz"  # recorded on an H200, 6.6 kB
+ODD = "in put\n\x1b[2J"  # a folder name with a space, a line end and an escape sequence
+
+
+def cli(folder: Path, plan: Plan) -> tuple[Outcome, Ran]:
+    """Run `plan` in `folder` as the fuzzer does; fails the test on a failure of the oracle."""
+    tmp = folder.parent / f"{folder.name}-tmp"
+    tmp.mkdir()
+    before, was = snapshot(folder), prior(plan)
+    ran = execute(plan, folder, tmp, timeout=60)
+    outcome = judge(plan, ran, before, was, folder, tmp)
+    assert not outcome.failed, f"{outcome.status}: {outcome.detail}"
+    return outcome, ran
+
+
+def out(option: str, given: str, format: str, expect: str = WRITE, path: str = "") -> Output:
+    return Output(option, given, "test", expect, format, path=path)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "case"
+    path.mkdir()
+    return path
+
+
+# --- error and warning lines -------------------------------------------------------------------
+
+
+def test_a_warning_naming_a_file_in_an_odd_folder_is_one_line(folder: Path) -> None:
+    """export:185, libtrace:206, analyze:385 (seed 3): a warning naming a file in a folder called
+    'in put\\n\\x1b[2J' was printed over two lines, with the escape sequence raw."""
+    (folder / ODD).mkdir()
+    text = gzip.decompress(TRACE.read_bytes())
+    (folder / ODD / "cut.json").write_bytes(text[: len(text) * 2 // 3])
+    _, ran = cli(folder, Plan("analyze", ["analyze", f"{ODD}/cut.json", "-q"], []))
+    assert b"in put\\x0a\\x1b[2J/cut.json: truncated" in ran.stderr
+
+
+def test_an_error_naming_a_file_in_an_odd_folder_is_one_line(folder: Path) -> None:
+    (folder / ODD).mkdir()
+    (folder / ODD / "notes.txt").write_text("not a trace\n")
+    outcome, ran = cli(folder, Plan("analyze", ["analyze", f"{ODD}/notes.txt"], []))
+    assert outcome.status == "exit-2" and b"\x1b" not in ran.stderr
+    assert ran.stderr.startswith(b"error: in put \\x1b[2J/notes.txt: not a profiler output")
+
+
+def test_wrote_names_an_odd_output_on_one_line(folder: Path) -> None:
+    """export:360 (seed 3): 'wrote out put\\n\\x1b[31m…' over two lines."""
+    shutil.copyfile(TRACE, folder / "in.json.gz")
+    name = "out put\n\x1b[31m.json"
+    plan = Plan("export", ["export", "in.json.gz", "-o", name], [
+        out("-o", name, "perfetto", path=str(folder / name))])  # fmt: skip
+    _, ran = cli(folder, plan)
+    assert b"wrote out put\\x0a\\x1b[31m.json:" in ran.stderr
