@@ -74,3 +74,18 @@ def test_wrote_names_an_odd_output_on_one_line(folder: Path) -> None:
         out("-o", name, "perfetto", path=str(folder / name))])  # fmt: skip
     _, ran = cli(folder, plan)
     assert b"wrote out put\\x0a\\x1b[31m.json:" in ran.stderr
+
+
+# --- a closed standard output ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["analyze", "diff"])
+def test_a_terminal_report_into_a_closed_pipe_ends_141(folder: Path, command: str) -> None:
+    """analyze:25 (seed 1), diff:23, bench:152 (seed 3): rich's Console turns the broken pipe
+    into SystemExit(1), the exit status of a failed gate (`gpuscope analyze t | head` in a
+    pipefail script)."""
+    shutil.copyfile(TRACE, folder / "in.json.gz")
+    inputs = ["in.json.gz"] * (2 if command == "diff" else 1)
+    plan = Plan(command, [command, *inputs], [], stdout="closed")
+    _, ran = cli(folder, plan)
+    assert ran.rc == 141 and not ran.stderr
