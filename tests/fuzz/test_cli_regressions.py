@@ -15,7 +15,7 @@ import pytest
 from tests.fuzz.cli_commands import Plan
 from tests.fuzz.cli_exec import Ran, execute
 from tests.fuzz.cli_oracle import judge, prior, snapshot
-from tests.fuzz.cli_targets import WRITE, Output
+from tests.fuzz.cli_targets import FAIL, WRITE, Output
 from tests.fuzz.oracle import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ ODD = "in put\n\x1b[2J"  # a folder name with a space, a line end and an escape 
 def cli(folder: Path, plan: Plan) -> tuple[Outcome, Ran]:
     """Run `plan` in `folder` as the fuzzer does; fails the test on a failure of the oracle."""
     tmp = folder.parent / f"{folder.name}-tmp"
-    tmp.mkdir()
+    tmp.mkdir(exist_ok=True)
     before, was = snapshot(folder), prior(plan)
     ran = execute(plan, folder, tmp, timeout=60)
     outcome = judge(plan, ran, before, was, folder, tmp)
@@ -89,3 +89,32 @@ def test_a_terminal_report_into_a_closed_pipe_ends_141(folder: Path, command: st
     plan = Plan(command, [command, *inputs], [], stdout="closed")
     _, ran = cli(folder, plan)
     assert ran.rc == 141 and not ran.stderr
+
+
+# --- export's streamed writer ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["x.json", "x.json.gz"])
+def test_export_to_a_full_device_is_one_error(folder: Path, name: str) -> None:
+    """export:28, export:149 (seed 2), analyze:130 (seed 3, --perfetto): the timeline writer
+    closed its file outside the safe writer, so ENOSPC from the last flush was a traceback."""
+    shutil.copyfile(TRACE, folder / "in.json.gz")
+    (folder / name).symlink_to("/dev/full")  # a name ending .gz for the same device
+    plan = Plan("export", ["export", "in.json.gz", "-o", name], [
+        Output("-o", name, "dev-full", FAIL, "perfetto")])  # fmt: skip
+    outcome, ran = cli(folder, plan)
+    assert outcome.status == "exit-2" and b"No space left on device" in ran.stderr
+
+
+def test_export_into_a_read_only_folder_is_one_error(folder: Path) -> None:
+    """export:39, export:242, analyze:286 (seed 3): opening the temporary file beside the target
+    in a read-only folder raised PermissionError outside the safe writer: a traceback."""
+    shutil.copyfile(TRACE, folder / "in.json.gz")
+    (folder / "ro").mkdir(mode=0o555)
+    for option in ("-o", "--perfetto"):
+        command = "export" if option == "-o" else "analyze"
+        argv = [command, "in.json.gz", option, "ro/t.json", "-q"][: 4 if command == "export" else 5]
+        plan = Plan(command, argv, [Output(option, "ro/t.json", "readonly-dir", FAIL, "perfetto")])
+        plan.no_dac = True
+        outcome, ran = cli(folder, plan)
+        assert outcome.status == "exit-2" and b"Permission denied" in ran.stderr
