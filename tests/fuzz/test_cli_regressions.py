@@ -118,3 +118,28 @@ def test_export_into_a_read_only_folder_is_one_error(folder: Path) -> None:
         plan.no_dac = True
         outcome, ran = cli(folder, plan)
         assert outcome.status == "exit-2" and b"Permission denied" in ran.stderr
+
+
+# --- libtrace ------------------------------------------------------------------------------
+
+
+ROCBLAS_LOG = (
+    "./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 256 -n 128 -k 64 --alpha 1 "
+    "--a_type f32_r --lda 256 --b_type f32_r --ldb 64 --beta 0 --c_type f32_r --ldc 256 "
+    "--d_type f32_r --ldd 256 --compute_type f32_r --algo 0 --solution_index 0 --flags 0\n"
+)
+
+
+@pytest.mark.parametrize("given", ["logs", "logs/rocblas.log"])
+def test_libtrace_names_an_unreadable_log(folder: Path, given: str) -> None:
+    """libtrace:156 (seed 2), libtrace:10, :100, :215, :237, :485 (seed 3): a log that cannot be
+    read, alone or in a folder, was a PermissionError traceback; now 'permission denied'."""
+    (folder / "logs").mkdir()
+    (folder / "logs" / "rocblas.log").write_text(ROCBLAS_LOG)
+    (folder / "logs" / "rocblas.log").chmod(0)
+    plan = Plan("libtrace", ["libtrace", given, "-o", "t.csv"], [
+        out("-o", "t.csv", "csv", path=str(folder / "t.csv"))])  # fmt: skip
+    plan.no_dac = True
+    outcome, ran = cli(folder, plan)
+    assert outcome.status == "exit-2"
+    assert ran.stderr == b"error: logs/rocblas.log: permission denied\n"
