@@ -143,3 +143,27 @@ def test_libtrace_names_an_unreadable_log(folder: Path, given: str) -> None:
     outcome, ran = cli(folder, plan)
     assert outcome.status == "exit-2"
     assert ran.stderr == b"error: logs/rocblas.log: permission denied\n"
+
+
+# --- analyze --perfetto ----------------------------------------------------------------------
+
+
+ROCPROF_STATS = (
+    '"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n"k(int)",2,300,150,100.0\n'
+)
+
+
+def test_a_timeline_that_cannot_be_made_stops_analyze_before_any_report(folder: Path) -> None:
+    """analyze:31 (seed 2), analyze:83, :487 (seed 3): per-name totals have nothing to put on a
+    timeline; the reports (over the user's older files) were written first, then exit 2."""
+    (folder / "results.stats.csv").write_text(ROCPROF_STATS)
+    (folder / "r.md").write_text("an older report\n")
+    argv = ["analyze", "results.stats.csv", "--json", "r.json", "--md", "r.md", "--perfetto",
+            "t.json"]  # fmt: skip
+    outputs = [out("--json", "r.json", "json", path=str(folder / "r.json")),
+               out("--md", "r.md", "md", path=str(folder / "r.md")),
+               out("--perfetto", "t.json", "perfetto", path=str(folder / "t.json"))]  # fmt: skip
+    outcome, ran = cli(folder, Plan("analyze", argv, outputs))
+    assert outcome.status == "exit-2" and b"nothing to put on a timeline" in ran.stderr
+    assert (folder / "r.md").read_text() == "an older report\n"
+    assert not (folder / "r.json").exists() and not (folder / "t.json").exists()

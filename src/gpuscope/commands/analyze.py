@@ -89,10 +89,10 @@ def main(args: argparse.Namespace) -> int:
     _say_failed(found.failed, args.skip_bad)
     if not reports:
         raise ReaderError(_none_read(args, found))
-    _emit(reports, args, ranks, found.failed)
     broken = bool(found.failed) and not args.skip_bad
-    if args.perfetto:
+    if args.perfetto:  # first: a timeline that cannot be made stops the command before any report
         _timeline(args, found, broken)
+    _emit(reports, args, ranks, found.failed)
     return 2 if broken else 0
 
 
