@@ -362,6 +362,7 @@ def _bench(b: _Builder) -> None:
             b.plan.argv += ["--fail-if-slower", "5"]
             b.plan.exits = (0, 1, 2)  # a gate
     b.output("--json", "json", "json", 0.8)
+    b.plan.free_stderr = any(o.stream == "stdout" for o in b.plan.outputs)  # the view goes there
 
 
 def _profile(b: _Builder) -> None:

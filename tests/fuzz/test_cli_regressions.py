@@ -167,3 +167,20 @@ def test_a_timeline_that_cannot_be_made_stops_analyze_before_any_report(folder: 
     assert outcome.status == "exit-2" and b"nothing to put on a timeline" in ran.stderr
     assert (folder / "r.md").read_text() == "an older report\n"
     assert not (folder / "r.json").exists() and not (folder / "t.json").exists()
+
+
+# --- bench -----------------------------------------------------------------------------------
+
+
+SCRIPT = "def f():\n    return lambda: None\n"
+BENCH = ["bench", "s.py:f", "--mode", "cpu", "--budget", "0.02", "--no-peaks"]
+
+
+def test_bench_json_to_stdout_is_that_json_alone(folder: Path) -> None:
+    """bench:309 (seed 3): `--json -` wrote the terminal view and then the JSON to stdout."""
+    (folder / "s.py").write_text(SCRIPT)
+    plan = Plan("bench", [*BENCH, "--json", "-"], [
+        Output("--json", "-", "dash", WRITE, "json", stream="stdout")])  # fmt: skip
+    plan.free_stderr = True  # the terminal view goes there, as libperf's does
+    _, ran = cli(folder, plan)
+    assert ran.rc == 0 and ran.stdout.startswith(b"{")

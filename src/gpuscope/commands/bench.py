@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check
-from gpuscope.output import write
+from gpuscope.output import is_stdout, write
 
 HELP = "time a callable (file.py:function) on the GPU, or compare two with a verdict"
 
@@ -109,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     _check_usage(args)
-    console = Console()
+    console = Console(stderr=is_stdout(args.json))  # `--json -`: that JSON alone on stdout
     if args.compare:
         return _compare(args, console)
     return _single(args, console)
