@@ -176,6 +176,17 @@ SCRIPT = "def f():\n    return lambda: None\n"
 BENCH = ["bench", "s.py:f", "--mode", "cpu", "--budget", "0.02", "--no-peaks"]
 
 
+def test_a_bad_baseline_stops_bench_before_its_json(folder: Path) -> None:
+    """bench:167 (seed 3): the baseline was read after the measurement was written to --json."""
+    (folder / "s.py").write_text(SCRIPT)
+    (folder / "base.json").write_text('{"schema": "gpuscope.bench/1"}')
+    argv = [*BENCH, "--json", "b.json", "--baseline", "base.json"]
+    outcome, ran = cli(folder, Plan("bench", argv, [out("--json", "b.json", "json",
+                                                        path=str(folder / "b.json"))]))  # fmt: skip
+    assert outcome.status == "exit-2" and b"not a valid gpuscope.bench/1" in ran.stderr
+    assert not (folder / "b.json").exists()
+
+
 def test_bench_json_to_stdout_is_that_json_alone(folder: Path) -> None:
     """bench:309 (seed 3): `--json -` wrote the terminal view and then the JSON to stdout."""
     (folder / "s.py").write_text(SCRIPT)
