@@ -7,6 +7,7 @@ rebuilds the original from the reference files)."""
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 from pathlib import Path
 
@@ -195,3 +196,12 @@ def test_bench_json_to_stdout_is_that_json_alone(folder: Path) -> None:
     plan.free_stderr = True  # the terminal view goes there, as libperf's does
     _, ran = cli(folder, plan)
     assert ran.rc == 0 and ran.stdout.startswith(b"{")
+
+
+def test_bench_a_script_in_a_folder_whose_name_is_not_utf8(folder: Path) -> None:
+    """bench:494 (seed 3): the module name's digest encoded the path as UTF-8: a traceback."""
+    odd = os.fsdecode(b"in\xff")
+    (folder / odd).mkdir()
+    (folder / odd / "s.py").write_text(SCRIPT)
+    outcome, _ = cli(folder, Plan("bench", [BENCH[0], f"{odd}/s.py:f", *BENCH[2:]], []))
+    assert outcome.status == "ok"
