@@ -16,7 +16,7 @@ import pytest
 from tests.fuzz.cli_commands import Plan
 from tests.fuzz.cli_exec import Ran, execute
 from tests.fuzz.cli_oracle import judge, prior, snapshot
-from tests.fuzz.cli_targets import FAIL, WRITE, Output
+from tests.fuzz.cli_targets import FAIL, REFUSE, WRITE, Output
 from tests.fuzz.oracle import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -205,3 +205,18 @@ def test_bench_a_script_in_a_folder_whose_name_is_not_utf8(folder: Path) -> None
     (folder / odd / "s.py").write_text(SCRIPT)
     outcome, _ = cli(folder, Plan("bench", [BENCH[0], f"{odd}/s.py:f", *BENCH[2:]], []))
     assert outcome.status == "ok"
+
+
+# --- doctor ----------------------------------------------------------------------------------
+
+
+def test_doctor_refuses_to_write_over_its_tools_config(folder: Path) -> None:
+    """doctor:334 (seed 3): `doctor --tools-config t.json --json x/../t.json` replaced the
+    user's tools config with the report, exit 0 (doctor did not check its output)."""
+    shutil.copyfile(REPO / "src" / "gpuscope" / "tools" / "defaults" / "tools.json",
+                    folder / "tools.json")  # fmt: skip
+    (folder / "x").mkdir()
+    for given in ("tools.json", "x/../tools.json"):
+        argv = ["doctor", "--tools-config", "tools.json", "--json", given]
+        outcome, ran = cli(folder, Plan("doctor", argv, [out("--json", given, "json", REFUSE)]))
+        assert outcome.status == "refused" and b"is the input" in ran.stderr
