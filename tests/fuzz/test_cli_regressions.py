@@ -18,6 +18,7 @@ from tests.fuzz.cli_exec import Ran, execute
 from tests.fuzz.cli_oracle import judge, prior, snapshot
 from tests.fuzz.cli_targets import FAIL, REFUSE, WRITE, Output
 from tests.fuzz.oracle import Outcome
+from tests.unit.counters.conftest import write_counters
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "tests" / "data" / "llama_compiled_h200.json.gz"  # recorded on an H200, 6.6 kB
@@ -220,3 +221,19 @@ def test_doctor_refuses_to_write_over_its_tools_config(folder: Path) -> None:
         argv = ["doctor", "--tools-config", "tools.json", "--json", given]
         outcome, ran = cli(folder, Plan("doctor", argv, [out("--json", given, "json", REFUSE)]))
         assert outcome.status == "refused" and b"is the input" in ran.stderr
+
+
+# --- small JSON inputs beside the traces --------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--categories", "--peaks"])
+def test_a_json_input_nested_too_deep_is_one_error(folder: Path, option: str) -> None:
+    """analyze:34 (seed 2, json.deep on --categories): json.loads' RecursionError was a
+    traceback; counters --peaks read its file the same way."""
+    shutil.copyfile(TRACE, folder / "in.json.gz")
+    write_counters(folder / "k_counter_collection.csv", [("k", 1000, {"SQ_WAVES": 8.0}, 32, 0)])
+    (folder / "deep.json").write_text("[" * 100_000)
+    command, trace = ("analyze", "in.json.gz") if option == "--categories" else (
+        "counters", "k_counter_collection.csv")  # fmt: skip
+    outcome, ran = cli(folder, Plan(command, [command, trace, option, "deep.json"], []))
+    assert outcome.status == "exit-2" and b"deep.json" in ran.stderr
