@@ -327,13 +327,12 @@ def _libtrace(b: _Builder) -> None:
 def _libperf(b: _Builder) -> None:
     source = b.rng.choice(b.seeds.library_traces)
     b.plan.seeds.append(str(source.parent.name) + "/library_trace.csv")
-    if b.chance(0.15):
-        given = b.copy(source.parent, 0.4)  # a run directory holding library_trace.csv
-        trace = b.room.input_dirs[-1] / "library_trace.csv"
-    else:
-        given = b.copy(source, 0.4)
-        trace = b.room.inputs[-1]
+    folder = b.chance(0.15)  # a run directory holding library_trace.csv
+    given = b.copy(source.parent if folder else source, 0.4)
     b.plan.argv.append(given)
+    # the default output: beside the input as named (a link's folder, not its target's)
+    where = b.room.folder / given
+    beside = Path(os.path.realpath(where if folder else where.parent)) / "library_perf.csv"
     b.flag("--backends", 0.8, "vendor", "vendor", "torch", "torch,vendor", "bogus")
     b.plan.fake_bin = b.chance(0.3)
     b.plan.argv += ["--timeout-s", "2"]
@@ -342,7 +341,7 @@ def _libperf(b: _Builder) -> None:
     if b.chance(0.7):
         b.output("-o", "csv", "csv")
     else:
-        b.implicit("-o", trace.with_name("library_perf.csv"), "csv")
+        b.implicit("-o", beside, "csv")
     b.output("--json", "json", "json", 0.4)
     b.output("--md", "md", "md", 0.4)
     b.plan.free_stderr = any(o.stream == "stdout" for o in b.plan.outputs)  # the report
