@@ -7,6 +7,7 @@ rebuilds the original from the reference files)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 from pathlib import Path
@@ -206,6 +207,18 @@ def test_bench_a_script_in_a_folder_whose_name_is_not_utf8(folder: Path) -> None
     (folder / odd / "s.py").write_text(SCRIPT)
     outcome, _ = cli(folder, Plan("bench", [BENCH[0], f"{odd}/s.py:f", *BENCH[2:]], []))
     assert outcome.status == "ok"
+
+
+def test_bench_json_of_a_script_whose_folder_name_is_not_utf8(folder: Path) -> None:
+    """bench:213 (seed 4): the measurement's name (the target as given) held the name's
+    undecodable byte, which msgspec cannot encode: a UnicodeEncodeError traceback."""
+    odd = os.fsdecode(b"in\xff")
+    (folder / odd).mkdir()
+    (folder / odd / "s.py").write_text(SCRIPT)
+    argv = [BENCH[0], f"{odd}/s.py:f", *BENCH[2:], "--json", "b.json"]
+    plan = Plan("bench", argv, [out("--json", "b.json", "json", path=str(folder / "b.json"))])
+    cli(folder, plan)
+    assert json.loads((folder / "b.json").read_bytes())["name"] == f"{odd}/s.py:f"
 
 
 # --- doctor ----------------------------------------------------------------------------------
