@@ -41,10 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default="fuzz-failures", help="folder for failing cases")
     parser.add_argument("--json", metavar="FILE", help="write the counts and failures as JSON")
     parser.add_argument("--replay", metavar="COMMAND:NUMBER", help="rerun one case here")
+    parser.add_argument(
+        "--orphans",
+        action="store_true",
+        help="run's program may leave a process behind (sleep 30 &): gpuscope run must end it",
+    )
     args = parser.parse_args(argv)
     args.timeout = 2 * TIMEOUT_S  # the worker's: each command has its own (TIMEOUT_S)
     with tempfile.TemporaryDirectory(prefix="gpuscope-fuzz-cli-") as scratch:
-        job = CliJob(cli_catalogue(Path(scratch) / "seeds"))
+        job = CliJob(cli_catalogue(Path(scratch) / "seeds"), orphans=args.orphans)
         if args.replay:
             return _replay(args, job)
         cases = draw_commands(args.seed, args.start, args.cases)

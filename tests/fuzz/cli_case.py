@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,14 +27,16 @@ class CliJob:
 
     seeds: CliSeeds
     timeout: float = TIMEOUT_S
+    orphans: bool = False  # `run` programs that leave a process behind (issue 18.3)
 
     def __call__(self, case: Case, root: Path, started: Callable[[str], None]) -> Result:
         folder = root / f"{case.format}-{case.number}"
-        tmp = root / f"tmp-{case.format}-{case.number}"
-        for path in (folder, tmp):
-            remove(path)
-            path.mkdir(parents=True)
-        made = plan(case, self.seeds, folder)
+        remove(folder)
+        folder.mkdir(parents=True)
+        # the command's TMPDIR, short: a process pool's socket path must fit in 108 bytes (a
+        # long TMPDIR makes `analyze a b` fail: reported with ranks/engine.py)
+        tmp = Path(tempfile.mkdtemp(prefix="gpuscope-fuzz-", dir="/tmp"))
+        made = plan(case, self.seeds, folder, self.orphans)
         started("+".join(made.damage) or "none")
         before, was = snapshot(folder), prior(made)
         begin = time.perf_counter()

@@ -48,7 +48,9 @@ PROGRAMS = (
     (["sh", "-c", "exit 3"], 3, ()),
     (["sh", "-c", "echo out; echo err >&2; exit 5"], 5, ("err",)),
     (["sh", "-c", "printf x > made-by-command.txt"], 0, ()),
+    (["sh", "-c", "sleep 30 & exit 0"], 0, ()),  # leaves a process behind: ORPHAN
 )
+ORPHAN = PROGRAMS[-1]  # drawn only with orphans=True (else `true`): `run`'s process hygiene
 DEVICES = ("dev-null", "private-null", "dev-full")  # character devices: shareable
 ODD_FOLDER = "in put\n\x1b[2J"  # an input folder name with a space, a line end, an escape
 SCRIPT = "def f():\n    return lambda: None\n"
@@ -88,10 +90,12 @@ def _shell_word(word: str) -> str:
     )
 
 
-def plan(case: Case, seeds: CliSeeds, folder: Path) -> Plan:
+def plan(case: Case, seeds: CliSeeds, folder: Path, orphans: bool = False) -> Plan:
     """The command line of `case` (`case.format` is the subcommand), its files made under
-    `folder`, which is the command's working directory."""
+    `folder`, which is the command's working directory. `orphans`: `run` may be given a
+    program that leaves a process behind (gpuscope run must end it)."""
     builder = _Builder(case, seeds, folder)
+    builder.orphans = orphans
     BUILDERS[case.format](builder)
     return builder.finish()
 
@@ -114,6 +118,7 @@ class _Builder:
         self.room = Room(folder, self.rng)
         self.plan = Plan(case.format, [case.format], [])
         self.plan.stdout = self.rng.choices(("pipe", "closed", "full"), (86, 7, 7))[0]
+        self.orphans = False
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
@@ -382,7 +387,8 @@ def _doctor(b: _Builder) -> None:
 
 
 def _run(b: _Builder) -> None:
-    program, code, lines = b.rng.choice(PROGRAMS)
+    drawn = b.rng.choice(PROGRAMS)
+    program, code, lines = drawn if b.orphans or drawn is not ORPHAN else PROGRAMS[0]
     b.plan.exits = tuple(sorted({code, 2}))
     b.plan.stderr_lines = lines
     b.plan.may_create.append(str(b.room.folder / "made-by-command.txt"))
