@@ -6,6 +6,7 @@ rebuilds the original from the reference files)."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -250,3 +251,67 @@ def test_a_json_input_nested_too_deep_is_one_error(folder: Path, option: str) ->
         "counters", "k_counter_collection.csv")  # fmt: skip
     outcome, ran = cli(folder, Plan(command, [command, trace, option, "deep.json"], []))
     assert outcome.status == "exit-2" and b"deep.json" in ran.stderr
+
+
+# --- found, reported to the lead, fixed elsewhere (strict: each fails until its fix lands) -------
+
+
+def reported(where: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"reported to the lead, fixed in {where}")
+
+
+@reported("tools/rundir.py (run process hygiene, issue 18.3)")
+def test_run_into_a_read_only_output_dir_is_one_error(folder: Path) -> None:
+    """run:332 (seed 3), run:226 and others (seed 1): the run folder's mkdir in a read-only
+    --output-dir raised PermissionError: a traceback."""
+    (folder / "ro").mkdir(mode=0o555)
+    plan = Plan("run", ["run", "--output-dir", "ro", "--", "true"], [
+        Output("--output-dir", "ro", "readonly-dir", FAIL, "dir")])  # fmt: skip
+    plan.no_dac = True
+    cli(folder, plan)
+
+
+@reported("tools/context.py and tools/config.py")
+@pytest.mark.parametrize(
+    ("option", "text"),
+    [("--additional-context-file", b'{"tools": [\xff]}'),
+     ("--additional-context-file", b"[" * 100_000),
+     ("--tools-config", b"[" * 100_000)],
+)  # fmt: skip
+def test_run_reads_a_bad_configuration_file_without_a_traceback(
+    folder: Path, option: str, text: bytes
+) -> None:
+    """run:969 (seed 1: a byte that is not UTF-8 in a madengine context file), run:578 (seed 4:
+    nested too deep): UnicodeDecodeError / RecursionError tracebacks; doctor --tools-config too."""
+    (folder / "c.json").write_bytes(text)
+    argv = ["run", option, "c.json", "--output-dir", "runs", "--tools", "rocprof", "--", "true"]
+    cli(folder, Plan("run", argv, []))
+
+
+@reported("ranks/engine.py")
+def test_several_traces_with_a_long_tmpdir(folder: Path) -> None:
+    """The quick subset under pytest's tmp path: the process pool's forkserver socket in a TMPDIR
+    over ~95 bytes is 'AF_UNIX path too long': `gpuscope analyze a b` ends in a traceback."""
+    shutil.copyfile(TRACE, folder / "a.json.gz")
+    shutil.copyfile(TRACE, folder / "b.json.gz")
+    tmp = folder.parent / ("t" * 100)
+    tmp.mkdir()
+    plan = Plan("analyze", ["analyze", "a.json.gz", "b.json.gz", "-q"], [])
+    before = snapshot(folder)
+    ran = execute(plan, folder, tmp, timeout=60)
+    outcome = judge(plan, ran, before, {}, folder, tmp)
+    assert not outcome.failed, outcome.detail
+
+
+@reported("trace/_sniff.py (the SQLite readers)")
+def test_reading_a_wal_database_leaves_nothing_beside_it(folder: Path) -> None:
+    """analyze:703 (seed 4), analyze:103 (seed 1, sqlite.wal): a database in WAL mode, opened
+    read-only (mode=ro), gets NAME-shm and NAME-wal files beside it."""
+    import sqlite3
+
+    from tests.fuzz.test_regressions import rocprof_db
+
+    path = rocprof_db(folder / "results.db", (10, 20, 2, "CopyHostToDevice", 8, ""))
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+    cli(folder, Plan("analyze", ["analyze", "results.db", "-q"], []))
