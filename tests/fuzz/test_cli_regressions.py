@@ -315,3 +315,19 @@ def test_reading_a_wal_database_leaves_nothing_beside_it(folder: Path) -> None:
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("PRAGMA journal_mode=WAL")
     cli(folder, Plan("analyze", ["analyze", "results.db", "-q"], []))
+
+
+# --- SQLite inputs ---------------------------------------------------------------------------
+
+
+def test_a_database_in_a_folder_whose_name_is_not_utf8(folder: Path) -> None:
+    """export:23 (seed 6): the read-only SQLite URI quoted the path as UTF-8 text: an .rpd in
+    such a folder was a UnicodeEncodeError traceback (and the sniffer's table names came back
+    empty: a rocprof results.db was 'not a profiler output')."""
+    from tests.fuzz.test_regressions import rocprof_db
+
+    odd = os.fsdecode(b"in\xff")
+    (folder / odd).mkdir()
+    rocprof_db(folder / odd / "results.db", (10, 20, 2, "CopyHostToDevice", 8, ""))
+    outcome, _ = cli(folder, Plan("analyze", ["analyze", f"{odd}/results.db", "-q"], []))
+    assert outcome.status == "ok"
