@@ -42,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the counts and failures as JSON")
     parser.add_argument("--replay", metavar="COMMAND:NUMBER", help="rerun one case here")
     parser.add_argument(
-        "--orphans",
-        action="store_true",
-        help="run's program may leave a process behind (sleep 30 &): gpuscope run must end it",
+        "--no-orphans",
+        dest="orphans",
+        action="store_false",
+        help="no run program that leaves a process behind (sleep 30 &), which run must end",
     )
     args = parser.parse_args(argv)
     args.timeout = 2 * TIMEOUT_S  # the worker's: each command has its own (TIMEOUT_S)

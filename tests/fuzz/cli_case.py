@@ -27,7 +27,7 @@ class CliJob:
 
     seeds: CliSeeds
     timeout: float = TIMEOUT_S
-    orphans: bool = False  # `run` programs that leave a process behind (issue 18.3)
+    orphans: bool = True  # `run`'s program may leave a process behind (gpuscope run ends it)
 
     def __call__(self, case: Case, root: Path, started: Callable[[str], None]) -> Result:
         folder = root / f"{case.format}-{case.number}"

@@ -50,7 +50,7 @@ PROGRAMS = (
     (["sh", "-c", "printf x > made-by-command.txt"], 0, ()),
     (["sh", "-c", "sleep 30 & exit 0"], 0, ()),  # leaves a process behind: ORPHAN
 )
-ORPHAN = PROGRAMS[-1]  # drawn only with orphans=True (else `true`): `run`'s process hygiene
+ORPHAN = PROGRAMS[-1]  # with orphans=False, `true` instead: `run`'s process hygiene
 DEVICES = ("dev-null", "private-null", "dev-full")  # character devices: shareable
 ODD_FOLDER = "in put\n\x1b[2J"  # an input folder name with a space, a line end, an escape
 SCRIPT = "def f():\n    return lambda: None\n"
@@ -90,7 +90,7 @@ def _shell_word(word: str) -> str:
     )
 
 
-def plan(case: Case, seeds: CliSeeds, folder: Path, orphans: bool = False) -> Plan:
+def plan(case: Case, seeds: CliSeeds, folder: Path, orphans: bool = True) -> Plan:
     """The command line of `case` (`case.format` is the subcommand), its files made under
     `folder`, which is the command's working directory. `orphans`: `run` may be given a
     program that leaves a process behind (gpuscope run must end it)."""
@@ -118,7 +118,7 @@ class _Builder:
         self.room = Room(folder, self.rng)
         self.plan = Plan(case.format, [case.format], [])
         self.plan.stdout = self.rng.choices(("pipe", "closed", "full"), (86, 7, 7))[0]
-        self.orphans = False
+        self.orphans = True
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
