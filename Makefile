@@ -8,7 +8,7 @@ DEMO_TRACE := src/gpuscope/data/examples/llama_decode_h200.json.gz
 # tests then skip)
 ENGINES ?= ray,dask
 
-.PHONY: demo test test-alone lint typecheck unit fuzz clean
+.PHONY: demo test test-alone lint typecheck unit fuzz fuzz-readers fuzz-cli clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,13 +51,20 @@ test-alone: $(VENV)/.engines
 	(cd $$alone/main && PYTHONPATH=$$alone/main/src $(abspath $(PY)) -m pytest -q -p no:cacheprovider); \
 	status=$$?; rm -rf $$alone; exit $$status
 
-# every reader fed damaged copies of the real inputs (docs/reliability.md); the quick subset of it
-# runs in `make test`
+# docs/reliability.md: every reader fed damaged copies of the real inputs (fuzz-readers), and
+# random command lines over damaged inputs and every kind of output target (fuzz-cli); the quick
+# subsets of both run in `make test`
 FUZZ_N ?= 10000
+FUZZ_CLI_N ?= 10000
 FUZZ_SEED ?= 1
 FUZZ_JOBS ?= 2
-fuzz: $(VENV)/.installed
+fuzz: fuzz-readers fuzz-cli
+
+fuzz-readers: $(VENV)/.installed
 	$(PY) benchmarks/fuzz_readers.py --per-format $(FUZZ_N) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) --json fuzz-summary.json
+
+fuzz-cli: $(VENV)/.installed
+	$(PY) benchmarks/fuzz_cli.py --cases $(FUZZ_CLI_N) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) --json fuzz-cli-summary.json
 
 clean:
 	rm -rf $(VENV) demo-report .pytest_cache .mypy_cache .ruff_cache

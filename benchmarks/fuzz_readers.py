@@ -13,27 +13,19 @@ case's stderr or traceback, and `--replay FORMAT:NUMBER` rebuilds and reruns one
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import shutil
 import sys
 import tempfile
-import time
-from collections import Counter
-from dataclasses import asdict
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.fuzz.long_run import run_long  # noqa: E402
 from tests.fuzz.oracle import PASSED  # noqa: E402
-from tests.fuzz.runner import Case, Result, run, run_case  # noqa: E402
+from tests.fuzz.runner import Case, ReaderJob, run_case  # noqa: E402
 from tests.fuzz.seeds import catalogue  # noqa: E402
-
-COLUMNS = (*PASSED, "traceback", "hang", "other failures")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,86 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no seeds for {missing}; have {list(seeds)}")
         numbers = range(args.start, args.start + args.per_format)
         cases = [Case(f, n, args.seed) for n in numbers for f in formats]
-        return _long(args, cases, seeds, Path(scratch) / "cases", formats)
-
-
-def _long(
-    args: argparse.Namespace, cases: list[Case], seeds: Any, scratch: Path, formats: list[str]
-) -> int:
-    counts: dict[str, Counter[str]] = {f: Counter() for f in formats}
-    seconds: dict[str, float] = dict.fromkeys(formats, 0.0)
-    failures: list[dict[str, Any]] = []
-    begin = time.monotonic()
-    results = run(cases, seeds, scratch, args.jobs, args.timeout, locks=not args.no_locks)
-    for done, result in enumerate(results, 1):
-        counts[result.case.format][result.outcome.status] += 1
-        seconds[result.case.format] += result.seconds
-        if result.outcome.failed:
-            failures.append(_save(result, Path(args.save)))
-            last = result.outcome.detail.strip().splitlines()[-1:]
-            print(f"FAIL {result.case.id} {result.outcome.status} {result.mutation} "
-                  f"{result.seed}: {last}", flush=True)  # fmt: skip
-        if done % 500 == 0:
-            print(f"{done}/{len(cases)} cases, {time.monotonic() - begin:.0f} s", flush=True)
-    wall = time.monotonic() - begin
-    print(_table(counts, seconds))
-    print(f"{len(cases)} cases in {wall:.0f} s with {args.jobs} jobs; {len(failures)} failures")
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(_summary(args, counts, seconds, failures, wall), indent=1)
-        )
-    return 1 if failures else 0
-
-
-def _save(result: Result, save: Path) -> dict[str, Any]:
-    """Keep the failing input and what happened; the record says how to replay it."""
-    target = save / f"{result.case.format}-{result.case.number}"
-    shutil.rmtree(target, ignore_errors=True)
-    if Path(result.folder).exists():
-        shutil.copytree(result.folder, target)
-        shutil.rmtree(result.folder, ignore_errors=True)
-    record = {**asdict(result), "case": result.case.id, "saved": str(target)}
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "case.json").write_text(json.dumps(record, indent=1))
-    return record
-
-
-def _table(counts: dict[str, Counter[str]], seconds: dict[str, float]) -> str:
-    lines = [
-        "| format | inputs | " + " | ".join(COLUMNS) + " | mean ms |",
-        "|---|" + "---:|" * (len(COLUMNS) + 2),
-    ]
-    for name, count in counts.items():
-        total = sum(count.values())
-        other = total - sum(count[c] for c in COLUMNS[:-1])
-        cells = [str(count[c]) for c in COLUMNS[:-1]] + [str(other)]
-        mean = 1000 * seconds[name] / total if total else 0.0
-        lines.append(f"| {name} | {total} | " + " | ".join(cells) + f" | {mean:.0f} |")
-    return "\n".join(lines)
-
-
-def _summary(
-    args: argparse.Namespace,
-    counts: dict[str, Counter[str]],
-    seconds: dict[str, float],
-    failures: list[dict[str, Any]],
-    wall: float,
-) -> dict[str, Any]:
-    return {
-        "schema": "gpuscope.fuzz-summary/1",
-        "command": sys.argv,
-        "seed": args.seed,
-        "per_format": args.per_format,
-        "start": args.start,
-        "jobs": args.jobs,
-        "timeout_s": args.timeout,
-        "wall_s": round(wall, 1),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"node": platform.node(), "cpus": os.cpu_count(), "python": sys.version},
-        "counts": {name: dict(count) for name, count in counts.items()},
-        "case_seconds": {name: round(s, 2) for name, s in seconds.items()},
-        "failures": failures,
-    }
+        job = ReaderJob(seeds, not args.no_locks)
+        return run_long(args, cases, job, Path(scratch) / "cases", PASSED)
 
 
 def _replay(args: argparse.Namespace, seeds: Any, scratch: Path) -> int:

@@ -81,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GpuscopeError as error:
         if args.debug:
             raise
-        print(f"error: {error}", file=sys.stderr)
+        from gpuscope.text import printable
+
+        print(f"error: {printable(str(error))}", file=sys.stderr)  # one line, whatever a name holds
         return error.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -90,3 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader of our output went away (`gpuscope ... | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except SystemExit as stop:
+        # rich's Console ends a write that found the pipe closed with SystemExit(1) (its
+        # on_broken_pipe, which has already pointed stdout at /dev/null): the same quiet 141,
+        # not 1, which is the status of a failed gate
+        if isinstance(stop.__context__, BrokenPipeError):
+            return 141
+        raise

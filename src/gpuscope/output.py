@@ -62,8 +62,11 @@ def shown_as(target: Target) -> str:
 
 
 def printable_path(path: Target) -> str:
-    """A path as text that any output can carry: bytes that are not UTF-8 as `\\xNN`."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """A path as text that any output can carry on one line: bytes that are not UTF-8 as
+    `\\xNN`, control characters (a line end, ESC) as escapes."""
+    from gpuscope.text import printable
+
+    return printable(os.fsdecode(path))
 
 
 def check_outputs(outputs: Mapping[str, Target | None], inputs: Iterable[Target] = ()) -> None:

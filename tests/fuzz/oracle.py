@@ -30,12 +30,13 @@ PASSED = (OK, OK_WARNING, EXIT_2)
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # one of PASSED, or what went wrong
+    status: str  # one of `passing`, or what went wrong
     detail: str = ""  # the stderr, traceback or reason
+    passing: tuple[str, ...] = PASSED  # the statuses of a pass (the CLI mode has its own)
 
     @property
     def failed(self) -> bool:
-        return self.status not in PASSED
+        return self.status not in self.passing
 
 
 def judge(target: Path, damaged: Path, out_dir: Path, mutation: Mutation) -> Outcome:

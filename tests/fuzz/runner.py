@@ -2,9 +2,10 @@
 
 A case is (format, number, seed): its random generator picks the seed input and the mutation, so
 `--replay FORMAT:NUMBER --seed S` rebuilds the same damaged input anywhere. Workers are spawned
-processes that build and judge one case at a time in-process; the parent kills a worker whose
-case runs past the timeout (a hang, whatever the code was doing: Python or SQLite's C loop) and
-starts a fresh one.
+processes that build and judge one case at a time through a job (`ReaderJob`: the reader mode,
+in-process; `cli_case.CliJob`: the CLI mode, one command per case); the parent kills a worker
+whose case runs past the timeout (a hang, whatever the code was doing: Python or SQLite's C loop)
+and starts a fresh one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tests.fuzz.mutate import Mutation, mutate
 from tests.fuzz.oracle import CRASH, HANG, Outcome, judge
@@ -53,6 +54,24 @@ class Result:
     outcome: Outcome
     seconds: float
     folder: str  # where the case's input still lies (failures only)
+    command: str = ""  # the CLI mode: the command line as a shell would take it
+
+
+class Job(Protocol):
+    """What a worker does with one case (picklable: it is sent to spawned workers)."""
+
+    def __call__(self, case: Case, root: Path, started: Callable[[str], None]) -> Result: ...
+
+
+@dataclass(frozen=True)
+class ReaderJob:
+    """The reader mode: damage one seed input and judge `gpuscope analyze` on it in-process."""
+
+    seeds: dict[str, list[Seed]]
+    locks: bool = True
+
+    def __call__(self, case: Case, root: Path, started: Callable[[str], None]) -> Result:
+        return run_case(case, self.seeds, root, self.locks, started)
 
 
 def build(
@@ -91,12 +110,12 @@ def run_case(
     return Result(case, seed.label, damaged.name, mutation.name, outcome, seconds, str(folder))
 
 
-def _worker(conn: Connection, seeds: dict[str, list[Seed]], root: str, locks: bool) -> None:
+def _worker(conn: Connection, job: Job, root: str) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     while (case := conn.recv()) is not None:
-        result = run_case(case, seeds, Path(root), locks, lambda name: conn.send(("start", name)))
+        result = job(case, Path(root), lambda name: conn.send(("start", name)))
         conn.send(("done", result))
 
 
@@ -144,16 +163,11 @@ class _Slot:
 
 
 def run(
-    cases: list[Case],
-    seeds: dict[str, list[Seed]],
-    root: Path,
-    jobs: int = 2,
-    timeout: float = 20.0,
-    locks: bool = True,
+    cases: list[Case], job: Job, root: Path, jobs: int = 2, timeout: float = 20.0
 ) -> Iterator[Result]:
     """Every case's result, in the order they finish."""
     root.mkdir(parents=True, exist_ok=True)
-    slots = [_Slot((seeds, str(root), locks)) for _ in range(max(1, jobs))]
+    slots = [_Slot((job, str(root))) for _ in range(max(1, jobs))]
     todo = deque(cases)
     try:
         while todo or any(s.case for s in slots):

@@ -17,7 +17,7 @@ import pytest
 from tests.fuzz import mutate, oracle
 from tests.fuzz.mutate import Mutation
 from tests.fuzz.oracle import EXIT_2, OK, OK_WARNING, judge
-from tests.fuzz.runner import Case, Result, run
+from tests.fuzz.runner import Case, ReaderJob, Result, run
 from tests.fuzz.seeds import catalogue
 
 SEED = 20261123
@@ -34,7 +34,7 @@ def describe(result: Result) -> str:
 def test_every_reader_survives_the_quick_fuzz(tmp_path: Path) -> None:
     seeds = catalogue(tmp_path / "synthetic")
     cases = [Case(name, n, SEED) for n in range(PER_FORMAT) for name in seeds]
-    results = list(run(cases, seeds, tmp_path / "cases", jobs=2, timeout=20.0, locks=False))
+    results = list(run(cases, ReaderJob(seeds, locks=False), tmp_path / "cases", 2, 20.0))
     assert sorted(r.case.id for r in results) == sorted(c.id for c in cases)
     failures = [describe(r) for r in results if r.outcome.failed]
     assert not failures, "\n".join(failures)

@@ -170,7 +170,7 @@ def load_rules(extra: str | Path | None = None) -> Rules:
     path = Path(extra)
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         why = getattr(error, "strerror", None) or error
         raise ConfigError(f"{path}: cannot read category rules ({why})") from None
     user = _parse(data, str(path), _compile_re2)

@@ -17,6 +17,7 @@ from gpuscope.commands._output import (
     write,
     write_text,
 )
+from gpuscope.commands._say import say, warn
 from gpuscope.errors import ReaderError
 
 HELP = (
@@ -88,10 +89,10 @@ def main(args: argparse.Namespace) -> int:
     _say_failed(found.failed, args.skip_bad)
     if not reports:
         raise ReaderError(_none_read(args, found))
-    _emit(reports, args, ranks, found.failed)
     broken = bool(found.failed) and not args.skip_bad
-    if args.perfetto:
+    if args.perfetto:  # first: a timeline that cannot be made stops the command before any report
         _timeline(args, found, broken)
+    _emit(reports, args, ranks, found.failed)
     return 2 if broken else 0
 
 
@@ -133,7 +134,7 @@ def _find(args: argparse.Namespace) -> _Found:
 
 def _say_failed(failed: list[tuple[str, str]], skip_bad: bool) -> None:
     for _, message in failed:
-        print(f"{'warning' if skip_bad else 'error'}: {message}", file=sys.stderr)
+        say(f"{'warning' if skip_bad else 'error'}: {message}")
 
 
 def _none_read(args: argparse.Namespace, found: _Found) -> str:
@@ -149,7 +150,7 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
     with _progress(source.paths[0]) as progress:
         trace = read_source(source, progress)
     for warning in trace.meta.warnings:
-        print(f"warning: {source.path}: {warning}", file=sys.stderr)
+        warn(f"{source.path}: {warning}")
     return analyze(trace, rules, top).to_dict()
 
 

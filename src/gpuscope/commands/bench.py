@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check
-from gpuscope.output import write
+from gpuscope.output import is_stdout, write
 
 HELP = "time a callable (file.py:function) on the GPU, or compare two with a verdict"
 
@@ -109,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     _check_usage(args)
-    console = Console()
+    console = Console(stderr=is_stdout(args.json))  # `--json -`: that JSON alone on stdout
     if args.compare:
         return _compare(args, console)
     return _single(args, console)
@@ -158,6 +158,7 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     from gpuscope.timing.spec import load
 
     target = load(args.target)
+    old = _baseline(args)
     m = _run_user_code(
         args.target,
         lambda: bench(
@@ -178,16 +179,23 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     console.print(measurement_view(m))
     if args.json:
         write(args.json, to_json(m))
-    if args.baseline:
-        _against_baseline(args, m, console)
+    if old is not None:
+        _against_baseline(args, old, m, console)
     return 0
 
 
-def _against_baseline(args: argparse.Namespace, m: Any, console: Any) -> None:
-    from gpuscope.timing.baseline import against_baseline, load_baseline
+def _baseline(args: argparse.Namespace) -> Any:
+    """The stored measurement, read before the timing: a baseline that cannot be read stops the
+    command with nothing written."""
+    from gpuscope.timing.baseline import load_baseline
+
+    return load_baseline(args.baseline) if args.baseline else None
+
+
+def _against_baseline(args: argparse.Namespace, old: Any, m: Any, console: Any) -> None:
+    from gpuscope.timing.baseline import against_baseline
     from gpuscope.timing.render import comparison_view
 
-    old = load_baseline(args.baseline)
     c = against_baseline(old, m, args.threshold / 100, args.allow_mismatch)
     console.print(comparison_view(c))
     _gate(args, c)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
+from gpuscope.commands._say import warn
 
 HELP = (
     "per-kernel metrics, roofline and advice from hardware counters (rocprofv3, rocprof, ncu); "
@@ -75,7 +76,7 @@ def _analyse(args: argparse.Namespace) -> int:
     traces = [read_source(s) for s in sources]
     for trace in traces:
         for warning in trace.meta.warnings:
-            print(f"warning: {trace.meta.path}: {warning}", file=sys.stderr)
+            warn(f"{trace.meta.path}: {warning}")
     report = analyse_counters(traces, args.arch, args.peaks, args.device).to_dict()
     _emit(report, args)
     return 0

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from gpuscope.commands._output import check, stdout_wanted, write_json, write_text
+from gpuscope.commands._say import warn
 
 HELP = (
     "compare two profiles (any formats analyze reads, same or different vendor): time, "
@@ -56,14 +57,13 @@ def _sources(path: str) -> Any:
 
 
 def _analyze(source: Any, rules: Any) -> Any:
-    import sys
 
     from gpuscope.analysis.report import analyze
     from gpuscope.trace.registry import read_source
 
     trace = read_source(source)
     for warning in trace.meta.warnings:
-        print(f"warning: {source.path}: {warning}", file=sys.stderr)
+        warn(f"{source.path}: {warning}")
     return analyze(trace, rules)
 
 

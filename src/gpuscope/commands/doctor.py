@@ -23,11 +23,12 @@ def main(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from gpuscope.commands._output import write_text
+    from gpuscope.commands._output import check, write_text
     from gpuscope.output import is_stdout
     from gpuscope.tools.config import load_catalog
     from gpuscope.tools.doctor import diagnose
 
+    check(args, [args.tools_config])  # --json over the tools config it reads: refused
     catalog = load_catalog(Path(args.tools_config) if args.tools_config else None)
     report = diagnose(catalog)
     if args.json:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gpuscope.commands._output import check, shown_as
+from gpuscope.commands._say import warn
 
 HELP = (
     "write one Chrome/Perfetto JSON timeline (ui.perfetto.dev) of traces, profiler output "
@@ -67,7 +68,7 @@ def write_timeline(
         paths, output, samplers=samplers, counter_tracks_max=counter_tracks, skip_bad=skip_bad
     )
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     clock = result.metadata["timeline"]["clock"]
     where = shown_as(output)
     print(f"wrote {where}: {result.events:,} events on the {clock} clock", file=sys.stderr)

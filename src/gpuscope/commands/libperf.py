@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check, shown_as, write_text
+from gpuscope.commands._say import warn
 from gpuscope.output import is_stdout
 
 HELP = "replay library_trace.csv configs (GEMM, conv, collectives) on this GPU; rank them"
@@ -91,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
     for warning in done.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     if done.rank != 0:
         return 0
     jobid = args.jobid if args.jobid is not None else done.trace.jobid

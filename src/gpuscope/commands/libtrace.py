@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gpuscope.commands._output import check, shown_as
+from gpuscope.commands._say import warn
 from gpuscope.output import is_stdout
 
 HELP = "rebuild library_trace.csv from library logs (rocBLAS, hipBLASLt, MIOpen, NCCL, cuBLAS, …)"
@@ -37,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     calls = calls_from_paths(paths, warnings)
     for warning in dict.fromkeys(warnings):
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     if not calls:
         raise InputError(f"no library calls found in {', '.join(args.paths)}")
     now = dt.datetime.now(dt.timezone.utc)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -92,7 +91,9 @@ def _command(argv: list[str]) -> list[str]:
 
 
 def _say(line: str) -> None:
-    print(f"gpuscope: {line}", file=sys.stderr, flush=True)
+    from gpuscope.commands._say import say
+
+    say(f"gpuscope: {line}")
 
 
 def _summary(say: Callable[[str], None], result: RunResult) -> None:

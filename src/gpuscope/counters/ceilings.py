@@ -81,7 +81,7 @@ def load_peaks_file(path: str, device: Device | None = None) -> Ceilings:
     """A user's peaks file (see the module docstring); one-line InputError when malformed."""
     try:
         data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise InputError(f"{path}: cannot read a peaks JSON file ({error})") from None
     if isinstance(data, dict) and isinstance(data.get("devices"), list):
         data = _pick(data["devices"], device, path)

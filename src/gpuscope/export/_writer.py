@@ -37,7 +37,11 @@ class TraceWriter:
 
     def __enter__(self) -> TraceWriter:
         temp = self._writing.__enter__()
-        raw: IO[bytes] = open(temp, "wb")  # closed in __exit__
+        try:
+            raw: IO[bytes] = open(temp, "wb")  # closed in __exit__
+        except OSError as error:  # a read-only folder: the writer's OutputError naming the target
+            self._writing.__exit__(type(error), error, error.__traceback__)
+            raise
         if self.path.name.endswith(".gz"):
             raw = gzip.GzipFile(  # type: ignore[assignment]
                 filename="", fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL
@@ -68,12 +72,23 @@ class TraceWriter:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._file is not None:
-            inner = getattr(self._file, "fileobj", None)
+        try:
+            self._close()
+        except OSError as closing:  # the last bytes flushed to a full disk or device
+            if error is None:
+                kind, error, traceback = type(closing), closing, closing.__traceback__
+        # the writer turns an OSError into an OutputError naming the target
+        self._writing.__exit__(kind, error, traceback)
+
+    def _close(self) -> None:
+        if self._file is None:
+            return
+        inner = getattr(self._file, "fileobj", None)
+        try:
             self._file.close()
+        finally:
             if inner is not None:
                 inner.close()
-        self._writing.__exit__(kind, error, traceback)
 
 
 def _utf8(json_text: str) -> bytes:

@@ -9,8 +9,10 @@ a log is labelled rccl when it shows RCCL's banner or its `globalrank` suffix.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuscope.errors import InputError
@@ -24,22 +26,39 @@ _LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".yaml", ".stdout", ".stderr")
 
 
 def calls_from_paths(paths: Iterable[Path], warnings: list[str]) -> list[LibraryCall]:
-    """Every call logged in these run directories and log files."""
+    """Every call logged in these run directories and log files; InputError naming a file or
+    folder that cannot be read, as the OS says (permission denied)."""
     calls: list[LibraryCall] = []
     for path in paths:
-        if path.is_dir():
-            calls.extend(_from_run_dir(path, warnings))
-        elif path.is_file():
-            for tr in _tracers_for(path):
-                calls.extend(parse_file(path, tr, warnings))
-        else:
-            raise InputError(f"{path}: no such file or directory (expected a log or a run dir)")
+        with _named(path):
+            if path.is_dir():
+                calls.extend(_from_run_dir(path, warnings))
+            elif path.is_file():
+                for tr in _tracers_for(path):
+                    calls.extend(parse_file(path, tr, warnings))
+            else:
+                raise InputError(f"{path}: no such file or directory (expected a log or a run dir)")
     return calls
 
 
 def log_files(paths: Iterable[Path]) -> list[Path]:
     """Every file `calls_from_paths` would read in `paths`."""
-    return [f for p in paths for f in (_run_dir_files(p) if p.is_dir() else [p])]
+    found = []
+    for path in paths:
+        with _named(path):
+            found += _run_dir_files(path) if path.is_dir() else [path]
+    return found
+
+
+@contextlib.contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """OSError while reading `path` → InputError naming the file (the OS's reason)."""
+    try:
+        yield
+    except OSError as error:
+        where = error.filename if error.filename is not None else path
+        why = error.strerror or str(error)
+        raise InputError(f"{os.fsdecode(where)}: {why[:1].lower()}{why[1:]}") from None
 
 
 def _run_dir_files(run_dir: Path) -> list[Path]:

@@ -5,9 +5,10 @@ are printed as the one-trace path prints them."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
+
+from gpuscope.commands._say import warn
 
 
 def analyze_sources(
@@ -20,5 +21,5 @@ def analyze_sources(
     tasks = [task_of(s, args.categories, args.top) for s in sources]
     result = analyze_outcomes(run_tasks(tasks, engine=args.engine, workers=args.workers))
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     return result.reports, result.ranks, result.failed

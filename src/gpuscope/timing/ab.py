@@ -27,7 +27,13 @@ from gpuscope.timing.bootstrap import RatioCI, ratio_ci
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.correctness import Correctness, compare_outputs, outputs_of, upcast
 from gpuscope.timing.harness import environment, make_sampler, resolve_mode
-from gpuscope.timing.measurement import SCHEMA, Environment, Measurement, to_builtins
+from gpuscope.timing.measurement import (
+    SCHEMA,
+    Environment,
+    Measurement,
+    encode_json,
+    to_builtins,
+)
 from gpuscope.timing.options import BenchOptions, refuse_unknown
 from gpuscope.timing.sampler import Clock, Sampler
 
@@ -330,4 +336,4 @@ def comparison_to_builtins(c: Comparison) -> dict[str, Any]:
 
 
 def comparison_to_json(c: Comparison) -> bytes:
-    return msgspec.json.format(msgspec.json.encode(comparison_to_builtins(c)), indent=2) + b"\n"
+    return encode_json(comparison_to_builtins(c))

@@ -209,7 +209,20 @@ def to_builtins(m: Measurement) -> dict[str, Any]:
 
 def to_json(m: Measurement) -> bytes:
     """`m` as indented JSON with `schema: gpuscope.bench/1`."""
-    return msgspec.json.format(msgspec.json.encode(to_builtins(m)), indent=2) + b"\n"
+    return encode_json(to_builtins(m))
+
+
+def encode_json(data: Any) -> bytes:
+    """Indented JSON; a name holding the undecodable bytes of a file name (lone surrogates, as
+    os.fsdecode keeps them: `bench 'in\\xff/k.py:f'`) as JSON escapes that read back the same."""
+    try:
+        return msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+    except UnicodeEncodeError:  # msgspec refuses lone surrogates; the standard library does not
+        import json
+
+        return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(
+            "utf-8", "backslashreplace"
+        )
 
 
 def from_builtins(obj: Any, where: str = "measurement") -> Measurement:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -62,7 +63,7 @@ def _importable_from(folder: Path) -> Iterator[None]:
 
 
 def _module(spec: str, file: Path) -> ModuleType:
-    digest = hashlib.sha1(str(file.resolve()).encode()).hexdigest()[:10]
+    digest = hashlib.sha1(os.fsencode(file.resolve())).hexdigest()[:10]  # any name's bytes
     name = f"_gpuscope_target_{file.stem}_{digest}"
     loader_spec = importlib.util.spec_from_file_location(name, file)
     if loader_spec is None or loader_spec.loader is None:

@@ -137,7 +137,7 @@ def _sqlite_names(path: str, _size: int, _mtime: int) -> frozenset[str]:
 
 def connect(path: str) -> sqlite3.Connection:
     """A read-only connection: gpuscope never writes to a profiler's database."""
-    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    uri = f"file:{quote(os.fsencode(Path(path).resolve()))}?mode=ro"  # any name's bytes
     try:
         return sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
     except sqlite3.Error as error:
