@@ -41,3 +41,21 @@ def read_workers(path: str) -> int:
         return max(1, int(env))
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(MAX_WORKERS, usable or 1))
+
+
+# the forkserver listens on an AF_UNIX socket under the temporary folder (`…/pymp-XXXXXXXX/
+# listener-XXXXXXXX`, ~35 characters); socket paths are limited to 107 bytes
+_FORKSERVER_TMP_MAX = 70
+
+
+def server_start_method() -> str:
+    """`forkserver` (no fork of a threaded parent; workers import gpuscope once), or `spawn` where
+    there is none or the temporary folder's path is too long for its socket (a long TMPDIR gave
+    'AF_UNIX path too long')."""
+    import multiprocessing
+    import tempfile
+
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods and len(tempfile.gettempdir()) <= _FORKSERVER_TMP_MAX:
+        return "forkserver"
+    return "spawn"

@@ -253,14 +253,10 @@ def test_a_json_input_nested_too_deep_is_one_error(folder: Path, option: str) ->
     assert outcome.status == "exit-2" and b"deep.json" in ran.stderr
 
 
-# --- found, reported to the lead, fixed elsewhere (strict: each fails until its fix lands) -------
+# --- found by the CLI fuzzer outside its own files, fixed by the lead ------------------------------
 
 
-def reported(where: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"reported to the lead, fixed in {where}")
-
-
-@reported("tools/rundir.py (run process hygiene, issue 18.3)")
+# found by the CLI fuzzer, fixed in tools/rundir.py (run process hygiene, issue 18.3)
 def test_run_into_a_read_only_output_dir_is_one_error(folder: Path) -> None:
     """run:332 (seed 3), run:226 and others (seed 1): the run folder's mkdir in a read-only
     --output-dir raised PermissionError: a traceback."""
@@ -271,7 +267,7 @@ def test_run_into_a_read_only_output_dir_is_one_error(folder: Path) -> None:
     cli(folder, plan)
 
 
-@reported("tools/context.py and tools/config.py")
+# found by the CLI fuzzer, fixed in tools/context.py and tools/config.py
 @pytest.mark.parametrize(
     ("option", "text"),
     [("--additional-context-file", b'{"tools": [\xff]}'),
@@ -288,7 +284,7 @@ def test_run_reads_a_bad_configuration_file_without_a_traceback(
     cli(folder, Plan("run", argv, []))
 
 
-@reported("ranks/engine.py")
+# found by the CLI fuzzer, fixed in ranks/engine.py
 def test_several_traces_with_a_long_tmpdir(folder: Path) -> None:
     """The quick subset under pytest's tmp path: the process pool's forkserver socket in a TMPDIR
     over ~95 bytes is 'AF_UNIX path too long': `gpuscope analyze a b` ends in a traceback."""
@@ -303,7 +299,7 @@ def test_several_traces_with_a_long_tmpdir(folder: Path) -> None:
     assert not outcome.failed, outcome.detail
 
 
-@reported("trace/_sniff.py (the SQLite readers)")
+# found by the CLI fuzzer, fixed in trace/_sniff.py (the SQLite readers)
 def test_reading_a_wal_database_leaves_nothing_beside_it(folder: Path) -> None:
     """analyze:703 (seed 4), analyze:103 (seed 1, sqlite.wal): a database in WAL mode, opened
     read-only (mode=ro), gets NAME-shm and NAME-wal files beside it."""

@@ -58,8 +58,9 @@ def _pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator[R]
     from concurrent.futures import Future, ProcessPoolExecutor
 
     # forkserver: no fork of a threaded parent (rich, numpy's pools); workers import gpuscope once
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    from gpuscope._read_workers import server_start_method
+
+    context = multiprocessing.get_context(server_start_method())
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending: deque[Future[R]] = deque()
         queue = iter(tasks)

@@ -74,7 +74,9 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ConfigError(f"cannot read tools config {path}: {error.strerror}") from None
-    except ValueError as error:
+    except RecursionError:
+        raise ConfigError(f"tools config {path} is nested too deep") from None
+    except ValueError as error:  # UnicodeDecodeError too
         raise ConfigError(f"tools config {path} is not valid JSON: {error}") from None
 
 

@@ -73,11 +73,16 @@ def _read(file: Path) -> str:
         return file.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"cannot read additional context file {file}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{file}: not UTF-8 text ({error.reason} at byte {error.start}); "
+                          "expected a JSON object") from None  # fmt: skip
 
 
 def _decode(text: str, origin: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{origin}: nested too deep to be a context") from None
     except ValueError:
         value = _literal(text, origin)
     if not isinstance(value, dict):

@@ -37,6 +37,9 @@ def create_run_dir(
             (output_dir / run_id).mkdir()
         except FileExistsError:
             continue
+        except OSError as error:
+            raise InputError(f"--output-dir {output_dir}: cannot create the run directory "
+                             f"({error.strerror or error})") from None  # fmt: skip
         return run_id, output_dir / run_id
     raise InputError(f"could not create a new run directory under {output_dir}")
 

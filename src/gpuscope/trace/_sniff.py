@@ -136,12 +136,30 @@ def _sqlite_names(path: str, _size: int, _mtime: int) -> frozenset[str]:
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """A read-only connection: gpuscope never writes to a profiler's database."""
-    uri = f"file:{quote(os.fsencode(Path(path).resolve()))}?mode=ro"  # any name's bytes
+    """A read-only connection: gpuscope never writes to a profiler's database — nor beside it:
+    a database in WAL mode opened with mode=ro gets NAME-shm and NAME-wal files created next to
+    it, so one whose WAL is empty (no NAME-wal file) is opened immutable."""
+    resolved = Path(path).resolve()
+    flags = "immutable=1" if _wal_mode(resolved) and not _beside(resolved, "-wal") else "mode=ro"
+    uri = f"file:{quote(os.fsencode(resolved))}?{flags}"  # any name's bytes
     try:
         return sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
     except sqlite3.Error as error:
         raise ReaderError(f"cannot open the SQLite database ({error})") from None
+
+
+def _wal_mode(path: Path) -> bool:
+    """The database header's read / write versions (bytes 18, 19) are 2 in WAL mode."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
+
+
+def _beside(path: Path, suffix: str) -> bool:
+    return path.with_name(path.name + suffix).exists()
 
 
 def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, expected: str) -> ReaderError:

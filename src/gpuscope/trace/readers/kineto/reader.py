@@ -135,8 +135,11 @@ def _start_method() -> Any:
     methods = multiprocessing.get_all_start_methods()
     if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    if "forkserver" in methods:
+    from gpuscope._read_workers import server_start_method
+
+    method = server_start_method()
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
         context.set_forkserver_preload([__name__])
     return context
 
