@@ -253,7 +253,7 @@ def test_a_json_input_nested_too_deep_is_one_error(folder: Path, option: str) ->
     assert outcome.status == "exit-2" and b"deep.json" in ran.stderr
 
 
-# --- found by the CLI fuzzer outside its own files, fixed by the lead ------------------------------
+# --- found by the CLI fuzzer outside its own files, fixed by the lead -----------------------------
 
 
 # found by the CLI fuzzer, fixed in tools/rundir.py (run process hygiene, issue 18.3)
