@@ -11,9 +11,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis._finding import Finding, finding
+from gpuscope.document import units as fmt
 
 if TYPE_CHECKING:
     from gpuscope.counters.report import CounterReport, KernelResult
+    from gpuscope.counters.roofline import Point
 
 HOT = 5  # kernels looked at by the per-kernel rules
 MIN_SHARE = 0.02  # ... when they hold at least this share of the counted time
@@ -134,15 +136,10 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
     found = []
     for k in hot:
         point = k.point
-        if point is None or point.bandwidth_fraction is None or point.bound == "compute":
+        level = _bandwidth_level(report, point) if point and point.bound != "compute" else None
+        if point is None or level is None:
             continue
-        if point.basis == "counters":
-            fraction = point.bandwidth_fraction
-            where = f"{fraction:.0%} of {_roof_text(report, point.basis)} DRAM bandwidth"
-        else:
-            fraction = point.fraction or 0.0
-            where = (f"{fraction:.0%} of ncu's memory peak sustained (DRAM "
-                     f"{point.bandwidth_fraction:.0%})")  # fmt: skip
+        fraction, where = level
         if fraction >= AT_BANDWIDTH:
             verb = "is memory-bound at" if point.bound == "memory" else "moves"
             found.append(
@@ -153,7 +150,8 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
                     "bandwidth limits it, only fewer bytes will help",
                     "move fewer bytes: fuse it with its neighbours, keep data in a lower "
                     "precision, reuse tiles through LDS / L2 instead of re-reading",
-                    _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram")),
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram", "sol_dram")),
+                    cause="kernel-efficiency",
                 )
             )
         elif point.bound == "memory" and fraction < LOW_BANDWIDTH:
@@ -165,33 +163,56 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
                     f"{LOW_BANDWIDTH:.0%}): too few bytes in flight",
                     "raise memory parallelism: more waves / blocks in flight (occupancy), wider "
                     "(vectorised, coalesced) loads, fewer dependent loads per thread",
-                    _evidence(k, ("bytes_dram", "dram_bandwidth", "l2_hit_rate")),
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "l2_hit_rate", "sol_dram")),
+                    cause="kernel-efficiency",
                 )
             )
     return found
+
+
+def _bandwidth_level(report: CounterReport, point: Point) -> tuple[float, str] | None:
+    """(share, its wording): achieved ÷ the bandwidth roof in use, else ncu's own DRAM (or memory)
+    throughput in % of its peak sustained, named as such."""
+    if point.bandwidth_fraction is not None and point.bandwidth_ceiling:
+        roof = fmt.rate(point.bandwidth_ceiling, "B/s")
+        return point.bandwidth_fraction, (
+            f"{point.bandwidth_fraction:.0%} of the {_roof_kind(report)} DRAM bandwidth roof "
+            f"({roof})"
+        )
+    sol = point.ncu or {}
+    for key, what in (("dram_throughput_pct_of_peak_sustained", "DRAM"),
+                      ("memory_throughput_pct_of_peak_sustained", "memory")):  # fmt: skip
+        if key in sol:
+            return sol[key] / 100, f"{sol[key]:.3g}% of ncu's {what} peak sustained rate"
+    return None
 
 
 def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
-        if point is None or point.bound != "compute" or point.compute_fraction is None:
+        if point is None or point.bound != "compute":
             continue
-        if point.compute_fraction >= LOW_COMPUTE:
-            continue
-        if point.basis == "counters":
-            roof = f"the {_roof_text(report, point.basis)} {point.precision} peak"
+        sol = (point.ncu or {}).get("sm_throughput_pct_of_peak_sustained")
+        if point.compute_fraction is not None:
+            level = point.compute_fraction
+            where = (f"{level:.0%} of the {_roof_kind(report)} {point.precision} peak "
+                     f"({fmt.rate(point.compute_ceiling, 'FLOP/s')})")  # fmt: skip
+        elif sol is not None:
+            level, where = sol / 100, f"{sol:.3g}% of ncu's SM peak sustained rate"
         else:
-            roof = "ncu's SM peak sustained"
+            continue
+        if level >= LOW_COMPUTE:
+            continue
         found.append(
             finding(
                 "compute-bound-low",
                 "warning",
-                f"{_short(k.name)} is compute-bound at {point.compute_fraction:.0%} of {roof} "
-                f"(threshold {LOW_COMPUTE:.0%})",
+                f"{_short(k.name)} is compute-bound at {where} (threshold {LOW_COMPUTE:.0%})",
                 "check the instruction mix and stalls: a matrix-core path for products, fewer "
                 "conversions and integer address arithmetic, more independent work per wave",
-                _evidence(k, ("flops", "flops_rate", "intensity_dram")),
+                _evidence(k, ("flops", "flops_rate", "intensity_dram", "sol_sm")),
+                cause="kernel-efficiency",
             )
         )
     return found
@@ -267,10 +288,9 @@ def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     ]
 
 
-def _roof_text(report: CounterReport, basis: str) -> str:
-    if basis != "counters":
-        return "ncu's measured"
-    return report.ceilings.kind if report.ceilings else "an unknown"
+def _roof_kind(report: CounterReport) -> str:
+    """user / measured / datasheet: the kind of the roofs in use."""
+    return report.ceilings.kind if report.ceilings else "unknown"
 
 
 def _share_text(kernels: list[KernelResult]) -> str:

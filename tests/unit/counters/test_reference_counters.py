@@ -213,4 +213,9 @@ def test_ncu_details_page_speed_of_light_classification() -> None:
         point = got[name]["roofline"]
         assert point["basis"] == "ncu speed-of-light"
         assert point["bound"] == ("memory" if memory >= sm else "compute")
-        assert point["fraction"] == pytest.approx(max(memory, sm), rel=REL)
+        # ncu's % of its peak sustained rates, under their own names; no device name on this
+        # page, so no roof: no fraction at all (never ncu's percentage in its place)
+        sol = point["ncu"]
+        assert sol["memory_throughput_pct_of_peak_sustained"] == pytest.approx(memory * 100)
+        assert sol["sm_throughput_pct_of_peak_sustained"] == pytest.approx(sm * 100)
+        assert point["fraction"] is None and point["bandwidth_fraction"] is None
