@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gpuscope.analysis import grid
 from gpuscope.analysis._finding import Finding, finding
 from gpuscope.document import units as fmt
 
@@ -26,7 +27,6 @@ LOW_BANDWIDTH = 0.30
 LOW_COMPUTE = 0.30
 LOW_OCCUPANCY = 0.50
 LOW_LANES = 0.50  # VALU lanes active per instruction
-SMALL_GRID = 1.0  # waves of blocks per SM / work-groups per CU below this: the GPU is not full
 GEMM_LIKE = re.compile(
     r"gemm|matmul|Cijk_|mfma|wmma|xmma|cutlass|nvjet|hgemm|sgemm|dgemm|_mm_|bmm|conv", re.I
 )
@@ -34,43 +34,36 @@ GEMM_LIKE = re.compile(
 
 def findings(report: CounterReport) -> list[Finding]:
     hot = _hot(report)
-    small = {k.name: fill for k in hot if (fill := grid_fill(report, k)) is not None}
-    full = [k for k in hot if k.name not in small]
-    found: list[Finding] = _small_grid(report, [k for k in hot if k.name in small], small)
+    full = [k for k in hot if not _small(k)]  # small grids: no roof tells
+    found: list[Finding] = _small_grid(report)
     found += _matrix_unused(report, hot)
     for rule in (_lds_conflicts, _memory_bound, _compute_low, _occupancy, _divergence):
         found += rule(report, full)
     return found + _no_roofline(report, hot)
 
 
-def grid_fill(report: CounterReport, k: KernelResult) -> float | None:
-    """Blocks per SM (ncu's waves per SM) or work-groups per CU when below SMALL_GRID."""
-    waves = k.value("waves_per_sm")
-    if waves is None:
-        groups = [k.kernel.launch.get(f"grid_{a}", -1) for a in "xyz"]
-        units = report.device.compute_units if report.device else 0
-        if groups[0] > 0 and units:
-            waves = groups[0] * max(groups[1], 1) * max(groups[2], 1) / units
-    return waves if waves is not None and waves < SMALL_GRID else None
+def _small(k: KernelResult) -> bool:
+    """A grid that leaves SMs idle, or one ncu's speed-of-light rule calls too small."""
+    return bool(k.fill and k.fill.small) or (k.ncu or {}).get("bottleneck") == "small grid"
 
 
-def _small_grid(
-    report: CounterReport, hot: list[KernelResult], fill: dict[str, float]
-) -> list[Finding]:
-    unit = "SMs" if report.family.vendor == "nvidia" else "CUs"
-    return [
-        finding(
-            "small-grid",
-            "info",
-            f"{_short(k.name)} fills {fill[k.name]:.0%} of one wave of work-groups across the "
-            f"{unit} (threshold {SMALL_GRID:.0%}): most of the GPU idles, so its fractions of "
-            "peak say little",
-            "give each launch more work (batch calls, larger tiles of the problem, split-K "
-            "only when the grid is small) or run such launches concurrently on streams",
-            {**_evidence(k, ("waves_per_sm",)), "blocks_per_unit": fill[k.name]},
-        )
-        for k in hot
-    ]
+def _small_grid(report: CounterReport) -> list[Finding]:
+    """Launch groups whose grid leaves SMs idle, by the rule of `analysis.grid` (the time at
+    stake against the counted kernel time); the most time at stake first."""
+    total = sum(k.kernel.time_ns or 0.0 for k in report.kernels)
+    found = []
+    for k in report.kernels:
+        if not (k.fill and k.fill.small) or k.kernel.time_ns is None:
+            continue
+        durations = k.kernel.duration_ns.tolist()
+        launches = grid.Launches(k.name, k.kernel.device, k.kernel.grid, k.kernel.block,
+                                 k.kernel.dispatches, k.kernel.time_ns,
+                                 grid.stake_ns(durations, k.fill), k.fill)  # fmt: skip
+        kind = grid.guess_kind(report.family.vendor, False, k.name)
+        made = grid.small_grid_finding(launches, total, kind, "the profiled kernel time")
+        if made is not None:
+            found.append(made)
+    return sorted(found, key=lambda f: -(f["impact_us"] or 0.0))
 
 
 def _hot(report: CounterReport) -> list[KernelResult]:
