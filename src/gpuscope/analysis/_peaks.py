@@ -69,6 +69,25 @@ def peaks_for(device: Device | None) -> Peaks | None:
     return None
 
 
+def multiprocessors(device: Device | None) -> tuple[int, str] | None:
+    """(SMs or CUs, where the count comes from): the trace's own count, else the datasheet's
+    (`multiprocessors` in peaks.json) for the device's name; None when neither knows."""
+    if device is None:
+        return None
+    if device.compute_units > 0:
+        return device.compute_units, "trace"
+    name = device.name.strip().lower()
+    found = {
+        int(entry["multiprocessors"]): entry["label"]
+        for entry in _table()
+        if name in (n.lower() for n in entry["names"]) and entry.get("multiprocessors")
+    }
+    if len(found) != 1:  # unknown, or a name that covers parts of different sizes
+        return None
+    ((count, label),) = found.items()
+    return count, f"datasheet ({label})"
+
+
 def device_of(devices: tuple[Device, ...], device_id: int) -> Device | None:
     """The trace's device with this id (the only one when the trace names just one)."""
     for device in devices:

@@ -29,6 +29,7 @@ MODULES = (
     "gpuscope.analysis.efficiency",
     "gpuscope.analysis.conversions",
     "gpuscope.analysis.patterns",
+    "gpuscope.analysis.launchconfig",
     "gpuscope.counters.extra",
 )
 

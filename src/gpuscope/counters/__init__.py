@@ -9,6 +9,8 @@
 Modules, in pipeline order: `collect` (counter values per dispatch, passes merged), `metrics`
 (the per-family metric definitions in data/counters/*.json) with `formula` (their safe
 evaluator) and `evaluate`, `ceilings` (the roofs), `roofline`, `occupancy`, `advice`, `report`
-(all of it as plain data), `views` (document sections). `capability` and `presets` say which
+(all of it as plain data), `label` (gpuscope's one-word label: small grid, memory- or
+compute-bound), `ncu_rules` (Nsight Compute's own rule rows beside that label), `views`
+(document sections). `capability` and `presets` say which
 counters a GPU can collect and in how many passes; `extra` is the section of `gpuscope analyze`.
 """

@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gpuscope.analysis import grid
 from gpuscope.analysis._finding import Finding, finding
+from gpuscope.document import units as fmt
 
 if TYPE_CHECKING:
     from gpuscope.counters.report import CounterReport, KernelResult
+    from gpuscope.counters.roofline import Point
 
 HOT = 5  # kernels looked at by the per-kernel rules
 MIN_SHARE = 0.02  # ... when they hold at least this share of the counted time
@@ -24,7 +27,6 @@ LOW_BANDWIDTH = 0.30
 LOW_COMPUTE = 0.30
 LOW_OCCUPANCY = 0.50
 LOW_LANES = 0.50  # VALU lanes active per instruction
-SMALL_GRID = 1.0  # waves of blocks per SM / work-groups per CU below this: the GPU is not full
 GEMM_LIKE = re.compile(
     r"gemm|matmul|Cijk_|mfma|wmma|xmma|cutlass|nvjet|hgemm|sgemm|dgemm|_mm_|bmm|conv", re.I
 )
@@ -32,43 +34,36 @@ GEMM_LIKE = re.compile(
 
 def findings(report: CounterReport) -> list[Finding]:
     hot = _hot(report)
-    small = {k.name: fill for k in hot if (fill := grid_fill(report, k)) is not None}
-    full = [k for k in hot if k.name not in small]
-    found: list[Finding] = _small_grid(report, [k for k in hot if k.name in small], small)
+    full = [k for k in hot if not _small(k)]  # small grids: no roof tells
+    found: list[Finding] = _small_grid(report)
     found += _matrix_unused(report, hot)
     for rule in (_lds_conflicts, _memory_bound, _compute_low, _occupancy, _divergence):
         found += rule(report, full)
     return found + _no_roofline(report, hot)
 
 
-def grid_fill(report: CounterReport, k: KernelResult) -> float | None:
-    """Blocks per SM (ncu's waves per SM) or work-groups per CU when below SMALL_GRID."""
-    waves = k.value("waves_per_sm")
-    if waves is None:
-        groups = [k.kernel.launch.get(f"grid_{a}", -1) for a in "xyz"]
-        units = report.device.compute_units if report.device else 0
-        if groups[0] > 0 and units:
-            waves = groups[0] * max(groups[1], 1) * max(groups[2], 1) / units
-    return waves if waves is not None and waves < SMALL_GRID else None
+def _small(k: KernelResult) -> bool:
+    """A grid that leaves SMs idle, or one ncu's speed-of-light rule calls too small."""
+    return bool(k.fill and k.fill.small) or (k.ncu or {}).get("bottleneck") == "small grid"
 
 
-def _small_grid(
-    report: CounterReport, hot: list[KernelResult], fill: dict[str, float]
-) -> list[Finding]:
-    unit = "SMs" if report.family.vendor == "nvidia" else "CUs"
-    return [
-        finding(
-            "small-grid",
-            "info",
-            f"{_short(k.name)} fills {fill[k.name]:.0%} of one wave of work-groups across the "
-            f"{unit} (threshold {SMALL_GRID:.0%}): most of the GPU idles, so its fractions of "
-            "peak say little",
-            "give each launch more work (batch calls, larger tiles of the problem, split-K "
-            "only when the grid is small) or run such launches concurrently on streams",
-            {**_evidence(k, ("waves_per_sm",)), "blocks_per_unit": fill[k.name]},
-        )
-        for k in hot
-    ]
+def _small_grid(report: CounterReport) -> list[Finding]:
+    """Launch groups whose grid leaves SMs idle, by the rule of `analysis.grid` (the time at
+    stake against the counted kernel time); the most time at stake first."""
+    total = sum(k.kernel.time_ns or 0.0 for k in report.kernels)
+    found = []
+    for k in report.kernels:
+        if not (k.fill and k.fill.small) or k.kernel.time_ns is None:
+            continue
+        durations = k.kernel.duration_ns.tolist()
+        launches = grid.Launches(k.name, k.kernel.device, k.kernel.grid, k.kernel.block,
+                                 k.kernel.dispatches, k.kernel.time_ns,
+                                 grid.stake_ns(durations, k.fill), k.fill)  # fmt: skip
+        kind = grid.guess_kind(report.family.vendor, False, k.name)
+        made = grid.small_grid_finding(launches, total, kind, "the profiled kernel time")
+        if made is not None:
+            found.append(made)
+    return sorted(found, key=lambda f: -(f["impact_us"] or 0.0))
 
 
 def _hot(report: CounterReport) -> list[KernelResult]:
@@ -134,15 +129,10 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
     found = []
     for k in hot:
         point = k.point
-        if point is None or point.bandwidth_fraction is None or point.bound == "compute":
+        level = _bandwidth_level(report, point) if point and point.bound != "compute" else None
+        if point is None or level is None:
             continue
-        if point.basis == "counters":
-            fraction = point.bandwidth_fraction
-            where = f"{fraction:.0%} of {_roof_text(report, point.basis)} DRAM bandwidth"
-        else:
-            fraction = point.fraction or 0.0
-            where = (f"{fraction:.0%} of ncu's memory peak sustained (DRAM "
-                     f"{point.bandwidth_fraction:.0%})")  # fmt: skip
+        fraction, where = level
         if fraction >= AT_BANDWIDTH:
             verb = "is memory-bound at" if point.bound == "memory" else "moves"
             found.append(
@@ -153,7 +143,8 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
                     "bandwidth limits it, only fewer bytes will help",
                     "move fewer bytes: fuse it with its neighbours, keep data in a lower "
                     "precision, reuse tiles through LDS / L2 instead of re-reading",
-                    _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram")),
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "intensity_dram", "sol_dram")),
+                    cause="kernel-efficiency",
                 )
             )
         elif point.bound == "memory" and fraction < LOW_BANDWIDTH:
@@ -165,33 +156,56 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
                     f"{LOW_BANDWIDTH:.0%}): too few bytes in flight",
                     "raise memory parallelism: more waves / blocks in flight (occupancy), wider "
                     "(vectorised, coalesced) loads, fewer dependent loads per thread",
-                    _evidence(k, ("bytes_dram", "dram_bandwidth", "l2_hit_rate")),
+                    _evidence(k, ("bytes_dram", "dram_bandwidth", "l2_hit_rate", "sol_dram")),
+                    cause="kernel-efficiency",
                 )
             )
     return found
+
+
+def _bandwidth_level(report: CounterReport, point: Point) -> tuple[float, str] | None:
+    """(share, its wording): achieved ÷ the bandwidth roof in use, else ncu's own DRAM (or memory)
+    throughput in % of its peak sustained, named as such."""
+    if point.bandwidth_fraction is not None and point.bandwidth_ceiling:
+        roof = fmt.rate(point.bandwidth_ceiling, "B/s")
+        return point.bandwidth_fraction, (
+            f"{point.bandwidth_fraction:.0%} of the {_roof_kind(report)} DRAM bandwidth roof "
+            f"({roof})"
+        )
+    sol = point.ncu or {}
+    for key, what in (("dram_throughput_pct_of_peak_sustained", "DRAM"),
+                      ("memory_throughput_pct_of_peak_sustained", "memory")):  # fmt: skip
+        if key in sol:
+            return sol[key] / 100, f"{sol[key]:.3g}% of ncu's {what} peak sustained rate"
+    return None
 
 
 def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
-        if point is None or point.bound != "compute" or point.compute_fraction is None:
+        if point is None or point.bound != "compute":
             continue
-        if point.compute_fraction >= LOW_COMPUTE:
-            continue
-        if point.basis == "counters":
-            roof = f"the {_roof_text(report, point.basis)} {point.precision} peak"
+        sol = (point.ncu or {}).get("sm_throughput_pct_of_peak_sustained")
+        if point.compute_fraction is not None:
+            level = point.compute_fraction
+            where = (f"{level:.0%} of the {_roof_kind(report)} {point.precision} peak "
+                     f"({fmt.rate(point.compute_ceiling, 'FLOP/s')})")  # fmt: skip
+        elif sol is not None:
+            level, where = sol / 100, f"{sol:.3g}% of ncu's SM peak sustained rate"
         else:
-            roof = "ncu's SM peak sustained"
+            continue
+        if level >= LOW_COMPUTE:
+            continue
         found.append(
             finding(
                 "compute-bound-low",
                 "warning",
-                f"{_short(k.name)} is compute-bound at {point.compute_fraction:.0%} of {roof} "
-                f"(threshold {LOW_COMPUTE:.0%})",
+                f"{_short(k.name)} is compute-bound at {where} (threshold {LOW_COMPUTE:.0%})",
                 "check the instruction mix and stalls: a matrix-core path for products, fewer "
                 "conversions and integer address arithmetic, more independent work per wave",
-                _evidence(k, ("flops", "flops_rate", "intensity_dram")),
+                _evidence(k, ("flops", "flops_rate", "intensity_dram", "sol_sm")),
+                cause="kernel-efficiency",
             )
         )
     return found
@@ -267,10 +281,9 @@ def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     ]
 
 
-def _roof_text(report: CounterReport, basis: str) -> str:
-    if basis != "counters":
-        return "ncu's measured"
-    return report.ceilings.kind if report.ceilings else "an unknown"
+def _roof_kind(report: CounterReport) -> str:
+    """user / measured / datasheet: the kind of the roofs in use."""
+    return report.ceilings.kind if report.ceilings else "unknown"
 
 
 def _share_text(kernels: list[KernelResult]) -> str:

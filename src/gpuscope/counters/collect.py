@@ -5,6 +5,8 @@ One collection often spans several files: rocprofv3 and rocprof run the applicat
 another run of the same program). Dispatches are matched across them by kernel name and
 occurrence (the k-th dispatch of kernel K in each file), never by dispatch id, which differs
 between runs. A file without counters lends its kernel durations to the others the same way.
+The dispatches are then grouped by kernel name *and* launch configuration (grid, block): one
+kernel launched on 1 and on 1,024 blocks is two `Kernel`s, never one with the first one's grid.
 
 >>> from gpuscope.trace.registry import read_traces          # doctest: +SKIP
 >>> collection = collect(read_traces("rocprof_output/"))      # doctest: +SKIP
@@ -16,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from gpuscope.counters.ncu_rules import merge_rules, rules_by_row
 from gpuscope.trace.model import F64, KERNEL, Device, Trace
 
 # rocprof's derived metrics in kilobytes (1024 B); readers that do not convert them leave the
@@ -32,14 +36,24 @@ LAUNCH_FIELDS = (
 
 @dataclass
 class Kernel:
-    """Every dispatch of one kernel name that has counters: durations (ns, NaN when unknown)
-    and each counter's value per dispatch (NaN where that dispatch lacks it)."""
+    """Every dispatch of one kernel with one launch configuration (grid and block) that has
+    counters: durations (ns, NaN when unknown) and each counter's value per dispatch (NaN where
+    that dispatch lacks it). One kernel launched on 1 and on 1,024 blocks is two `Kernel`s."""
 
     name: str
     device: int
     duration_ns: F64
     counters: dict[str, F64]
     launch: dict[str, int] = field(default_factory=dict)  # first dispatch's launch parameters
+    rules: list[dict[str, Any]] = field(default_factory=list)  # ncu's rule rows (see ncu_rules)
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return _triple(self.launch, "grid")
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return _triple(self.launch, "block")
 
     @property
     def dispatches(self) -> int:
@@ -79,6 +93,7 @@ class _Pass:
     durations: F64
     counters: dict[str, F64]
     launch: list[dict[str, int]]
+    rules: list[list[dict[str, Any]]]
 
 
 def collect(traces: Sequence[Trace]) -> Collection:
@@ -87,9 +102,9 @@ def collect(traces: Sequence[Trace]) -> Collection:
     timing = [t for t in traces if not len(t.counters) and t.provides("kernels")]
     notes: list[str] = []
     passes = [_pass(t) for t in with_counters]
-    keys, durations, counters, devices, launch = _merge(passes, notes)
+    keys, durations, counters, devices, launch, rules = _merge(passes, notes)
     _borrow_durations(keys, durations, timing, notes)
-    kernels = _kernels(keys, durations, counters, devices, launch)
+    kernels = _kernels(keys, durations, counters, devices, launch, rules)
     first = with_counters[0] if with_counters else (traces[0] if traces else None)
     units: dict[str, str] = {}
     for trace in with_counters:
@@ -122,8 +137,10 @@ def _pass(trace: Trace) -> _Pass:
         seen[name] = seen.get(name, 0) + 1
     dur = trace.gpu.dur[order].astype(np.float64)
     dur[trace.gpu.dur[order] < 0] = np.nan
+    by_row = rules_by_row(trace)
+    rules = [by_row.get(row, []) for row in order.tolist()]
     return _Pass(
-        trace, keys, trace.gpu.device[order].tolist(), dur, counters, _launch(trace, order)
+        trace, keys, trace.gpu.device[order].tolist(), dur, counters, _launch(trace, order), rules
     )
 
 
@@ -163,14 +180,16 @@ def _launch(trace: Trace, order: np.ndarray) -> list[dict[str, int]]:
     return out
 
 
-def _merge(
-    passes: list[_Pass], notes: list[str]
-) -> tuple[list[tuple[str, int]], F64, dict[str, F64], list[int], list[dict[str, int]]]:
+def _merge(passes: list[_Pass], notes: list[str]) -> tuple[
+    list[tuple[str, int]], F64, dict[str, F64], list[int], list[dict[str, int]],
+    list[list[dict[str, Any]]],
+]:  # fmt: skip
     """One dispatch per (name, occurrence) over every pass; the first pass's order leads."""
     index: dict[tuple[str, int], int] = {}
     keys: list[tuple[str, int]] = []
     devices: list[int] = []
     launch: list[dict[str, int]] = []
+    rules: list[list[dict[str, Any]]] = []
     for p in passes:
         for i, key in enumerate(p.keys):
             if key not in index:
@@ -178,6 +197,9 @@ def _merge(
                 keys.append(key)
                 devices.append(p.devices[i])
                 launch.append(p.launch[i])
+                rules.append(p.rules[i])
+            elif not rules[index[key]]:
+                rules[index[key]] = p.rules[i]
     durations = np.full(len(keys), np.nan)
     counters: dict[str, F64] = {}
     for p in passes:
@@ -194,7 +216,7 @@ def _merge(
             f"counters of {len(passes)} passes merged by kernel name and occurrence"
             + (f" (passes hold {', '.join(map(str, sizes))} dispatches)" if len(sizes) > 1 else "")
         )
-    return keys, durations, counters, devices, launch
+    return keys, durations, counters, devices, launch, rules
 
 
 def _borrow_durations(
@@ -232,17 +254,27 @@ def _kernels(
     counters: dict[str, F64],
     devices: list[int],
     launch: list[dict[str, int]],
+    rules: list[list[dict[str, Any]]],
 ) -> list[Kernel]:
-    groups: dict[str, list[int]] = {}
+    """One Kernel per (name, grid, block): a launch configuration is part of what ran."""
+    groups: dict[tuple[str, tuple[int, ...]], list[int]] = {}
     for i, (name, _) in enumerate(keys):
-        groups.setdefault(name, []).append(i)
+        config = tuple(launch[i].get(f"{p}_{a}", -1) for p in ("grid", "block") for a in "xyz")
+        groups.setdefault((name, config), []).append(i)
     kernels = []
-    for name, rows in groups.items():
+    for (name, _), rows in groups.items():
         at = np.array(rows, np.int64)
         present = {n: v[at] for n, v in counters.items() if np.isfinite(v[at]).any()}
-        kernels.append(Kernel(name, devices[rows[0]], durations[at], present, launch[rows[0]]))
+        first = rows[0]
+        kernels.append(Kernel(name, devices[first], durations[at], present, launch[first],
+                              merge_rules([rules[i] for i in rows])))  # fmt: skip
     kernels.sort(key=lambda k: (-np.nansum(k.duration_ns), -k.dispatches, k.name))
     return kernels
+
+
+def _triple(launch: dict[str, int], prefix: str) -> tuple[int, int, int]:
+    x, y, z = (launch.get(f"{prefix}_{a}", -1) for a in "xyz")
+    return x, y, z
 
 
 def _devices(traces: Sequence[Trace]) -> tuple[Device, ...]:

@@ -14,22 +14,32 @@ their kind (user, measured, datasheet); findings with evidence.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuscope.analysis._finding import Finding
-from gpuscope.analysis._peaks import device_of
+from gpuscope.analysis._peaks import device_of, multiprocessors
+from gpuscope.analysis.grid import Fill, blocks_of, fill_of
 from gpuscope.counters import advice
 from gpuscope.counters.ceilings import Ceilings, ceilings_for
 from gpuscope.counters.collect import Collection, Kernel, collect
 from gpuscope.counters.evaluate import Value, evaluate
+from gpuscope.counters.label import Label, label_of
 from gpuscope.counters.metrics import FAMILY_FILES, Family, family_for, load_family
+from gpuscope.counters.ncu_rules import compare, ncu_bottleneck
 from gpuscope.counters.occupancy import Occupancy, amd_occupancy, nvidia_occupancy
 from gpuscope.counters.roofline import Point, place
 from gpuscope.errors import InputError
 from gpuscope.trace.model import Device, Trace
 
 SCHEMA = "gpuscope.counters/1"
+# the family metrics of ncu's block limits per SM: the least is the blocks one SM holds at once
+RESIDENT_LIMITS = (
+    "occupancy_limit_registers",
+    "occupancy_limit_shared_mem",
+    "occupancy_limit_warps",
+    "occupancy_limit_blocks",
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,9 @@ class KernelResult:
     values: dict[str, Value]
     point: Point | None
     occupancy: Occupancy | None
+    fill: Fill | None = None  # the grid against the GPU
+    label: Label | None = None
+    ncu: dict[str, Any] | None = None  # ncu's bottleneck beside the label (ncu_rules.compare)
 
     @property
     def name(self) -> str:
@@ -110,10 +123,15 @@ def analyse_counters(
         )
     family, arch, arch_from = _family(collection, arch)
     device = device_of(collection.devices, collection.kernels[0].device)
+    if device_name:  # the GPU the user names: its datasheet roofs and SM count
+        first = collection.kernels[0].device
+        device = replace(device, name=device_name) if device else Device(first, device_name)
     roofs = ceilings_for(device, peaks_file, device_name=device_name)
     constants = _constants(device)
     hardware = family.hardware_for(arch)
     total = sum(k.time_ns or 0.0 for k in collection.kernels)
+    units = multiprocessors(device)
+    unit = "CU" if family.vendor == "amd" else "SM"
     results = []
     for kernel in collection.kernels:
         values = evaluate(family, kernel, constants)
@@ -124,9 +142,15 @@ def analyse_counters(
             if family.vendor == "amd"
             else nvidia_occupancy(values)
         )
-        results.append(
-            KernelResult(kernel, share, values, place(family, values, seconds, roofs), occupancy)
-        )
+        point = place(family, values, seconds, roofs)
+        fill = fill_of(kernel.grid, units[0] if units else None, unit, _resident(values))
+        label = label_of(point, fill)
+        bottleneck = ncu_bottleneck(kernel.rules)
+        ncu = None
+        if bottleneck is not None:
+            sol = (point.ncu if point else None) or {}
+            ncu = compare(label, bottleneck, fill, sol, blocks_of(kernel.grid))
+        results.append(KernelResult(kernel, share, values, point, occupancy, fill, label, ncu))
     report = CounterReport(family, arch, arch_from, device, roofs, collection, results)
     return CounterReport(
         family, arch, arch_from, device, roofs, collection, results, advice.findings(report)
@@ -171,11 +195,23 @@ def _constants(device: Device | None) -> dict[str, float]:
     return found
 
 
+def _resident(values: dict[str, Value]) -> int | None:
+    """Blocks one SM holds at once: the least of ncu's block limits, where ncu recorded them."""
+    limits = [values[m].value for m in RESIDENT_LIMITS if m in values]
+    known = [int(v) for v in limits if v is not None and v > 0]
+    return min(known) if known else None
+
+
 def _kernel_dict(k: KernelResult) -> dict[str, Any]:
     available = {i: v for i, v in k.values.items() if v.available}
     return {
         "name": k.name,
         "device": k.kernel.device,
+        "grid": list(k.kernel.grid),
+        "block": list(k.kernel.block),
+        "fill": k.fill.to_dict() if k.fill else None,
+        "label": k.label.to_dict() if k.label else None,
+        "ncu": {**(k.ncu or {}), "rules": k.kernel.rules} if k.kernel.rules else None,
         "dispatches": k.kernel.dispatches,
         "time_us": k.kernel.time_ns / 1000 if k.kernel.time_ns is not None else None,
         "share": k.share,

@@ -1,18 +1,29 @@
 """Place a kernel on the roofline: memory- or compute-bound, and how close to the roof.
 
-With counters: intensity = FLOPs / DRAM bytes. The compute roof is the peak of the precision
-that did most of the FLOPs (`peak` key of the FLOP metrics); the ridge point is that peak over
-the bandwidth. Below the ridge a kernel is memory-bound and judged by bandwidth / peak
-bandwidth; above it, compute-bound and judged by FLOP/s / peak FLOP/s.
+One definition, whatever decided the bound: **a fraction is what the kernel achieved ÷ the roof
+in use** — the report's `ceilings` (the user's `--peaks` file, `gpuscope bench`'s measurement or
+the datasheet; `ceilings.kind` says which):
 
-Without FLOP counters but with Nsight Compute's speed-of-light shares (`sol_memory` /
-`sol_dram`, `sol_sm`: ncu's own measured % of peak sustained), the larger share names the bound.
+- `bandwidth_fraction` = DRAM bytes ÷ the kernel's time ÷ the bandwidth roof;
+- `compute_fraction` = FLOPs ÷ the kernel's time ÷ the compute roof of the precision that did
+  most of the FLOPs (`peak` key of the FLOP metrics);
+- `fraction` ("of roof") = the one of the two for the roof that bounds it.
+
+Each is None where its numerator or its roof is unknown — never another quantity in its place.
+
+The bound: with FLOP and byte counters, intensity = FLOPs / DRAM bytes against the ridge point
+(compute roof ÷ bandwidth roof): below it memory-bound, above compute-bound. Without FLOP
+counters but with Nsight Compute's speed-of-light section, the unit ncu finds busier (memory vs
+SM throughput) names the bound (`basis` "ncu speed-of-light"). ncu's own throughputs, % of *its*
+peak sustained rate, are kept under their own names in `ncu`
+(`dram_throughput_pct_of_peak_sustained`, `memory_throughput_pct_of_peak_sustained`,
+`sm_throughput_pct_of_peak_sustained`), never as a fraction of a roof.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gpuscope.counters.ceilings import Ceilings
@@ -38,9 +49,10 @@ class Point:
     bandwidth_ceiling: float | None = None
     ridge: float | None = None  # FLOP/B where the roofs meet
     bound: str | None = None  # "memory", "compute" or None (not decidable)
-    fraction: float | None = None  # of the roof that bounds it
-    bandwidth_fraction: float | None = None
-    compute_fraction: float | None = None
+    fraction: float | None = None  # achieved ÷ the roof that bounds it
+    bandwidth_fraction: float | None = None  # achieved B/s ÷ bandwidth_ceiling
+    compute_fraction: float | None = None  # achieved FLOP/s ÷ compute_ceiling
+    ncu: dict[str, float] | None = None  # ncu's own % of peak sustained, by ncu's names
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,9 +63,18 @@ def place(
 ) -> Point | None:
     """The kernel's point, or None when neither bytes nor speed-of-light shares are known."""
     point = _from_counters(family, values, seconds, roofs)
+    sol = _speed_of_light(values)
     if point is not None and point.bound is not None:
-        return point
-    return _from_speed_of_light(values) or point
+        return replace(point, ncu=sol)
+    memory = _value(values, "sol_memory")
+    memory = memory if memory is not None else _value(values, "sol_dram")
+    sm = _value(values, "sol_sm")
+    if memory is None or sm is None:
+        return replace(point, ncu=sol) if point is not None else None
+    bound = "memory" if memory >= sm else "compute"
+    base = point or Point(SPEED_OF_LIGHT)
+    fraction = base.bandwidth_fraction if bound == "memory" else base.compute_fraction
+    return replace(base, basis=SPEED_OF_LIGHT, bound=bound, fraction=fraction, ncu=sol)
 
 
 def _from_counters(
@@ -94,20 +115,21 @@ def _dominant(family: Family, values: Mapping[str, Value]) -> str | None:
     return key
 
 
-def _from_speed_of_light(values: Mapping[str, Value]) -> Point | None:
-    memory = _value(values, "sol_memory")
-    memory = memory if memory is not None else _value(values, "sol_dram")
-    compute = _value(values, "sol_sm")
-    if memory is None or compute is None:
-        return None
-    bound = "memory" if memory >= compute else "compute"
-    return Point(
-        SPEED_OF_LIGHT,
-        bound=bound,
-        fraction=max(memory, compute),
-        bandwidth_fraction=_value(values, "sol_dram"),
-        compute_fraction=compute,
-    )
+_SOL = (  # (family metric: a share, ncu's own name: a percentage)
+    ("sol_dram", "dram_throughput_pct_of_peak_sustained"),
+    ("sol_memory", "memory_throughput_pct_of_peak_sustained"),
+    ("sol_sm", "sm_throughput_pct_of_peak_sustained"),
+)
+
+
+def _speed_of_light(values: Mapping[str, Value]) -> dict[str, float] | None:
+    """ncu's throughputs in % of its peak sustained rates, under ncu's names."""
+    found = {}
+    for metric, name in _SOL:
+        share = _value(values, metric)
+        if share is not None:
+            found[name] = round(share * 100, 6)
+    return found or None
 
 
 def _value(values: Mapping[str, Value], metric_id: str) -> float | None:

@@ -5,7 +5,7 @@ Views never compute: everything drawn here is a number the report holds, formatt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -139,28 +139,70 @@ def _facts(part: Part) -> Facts:
 
 
 def _kernel_table(part: Part) -> Table:
-    headers = ("#", "kernel", "dispatches", "time", "share", "bound", "of roof", "DRAM B/s",
-               "FLOP/s", "FLOP/B", "occupancy")  # fmt: skip
+    headers = ("#", "kernel", "grid × block", "dispatches", "time", "share", "gpuscope", "ncu",
+               "of roof", "DRAM B/s", "DRAM (ncu)", "FLOP/s", "FLOP/B", "occupancy")  # fmt: skip
     rows = []
     for i, k in enumerate(part["kernels"][:LISTED]):
         point = k.get("roofline") or {}
         occ = k.get("occupancy") or {}
+        dram = (point.get("ncu") or {}).get("dram_throughput_pct_of_peak_sustained")
         rows.append((
             Cell(f"{i + 1}"),
             Cell(short_name(k["name"], 60), k["name"], code=True, name=True),
+            Cell(launch_text(k)),
             Cell(fmt.count(k["dispatches"])),
             Cell(fmt.duration(k.get("time_us"))),
             Cell(fmt.percent(k.get("share"))),
-            Cell(str(point.get("bound") or "—") + _basis(point)),
+            Cell(_label(k), (k.get("label") or {}).get("why", "")),
+            Cell(_ncu_cell(k), ((k.get("ncu") or {}).get("explanation", ""))),
             Cell(fmt.percent(point.get("fraction"))),
             Cell(value_text("B/s", k["metrics"].get("dram_bandwidth"))),
+            Cell("—" if dram is None else f"{dram:.3g}% of peak"),
             Cell(value_text("FLOP/s", k["metrics"].get("flops_rate"))),
             Cell(value_text("FLOP/B", k["metrics"].get("intensity_dram"))),
             Cell(_occupancy(occ)),
         ))  # fmt: skip
-    numeric = (True, False, True, True, True, False, True, True, True, True, False)
-    caption = f"kernels with counters ({len(part['kernels'])}), hottest first"
-    return Table(headers, tuple(rows), numeric, caption)
+    numeric = (True, False, False, True, True, True, False, False, True, True, True, True, True,
+               False)  # fmt: skip
+    optional = (0, 0, 0, 3, 0, 0, 0, 2, 4, 6, 1, 7, 8, 5)
+    roofs = part.get("ceilings") or {}
+    caption = (
+        f"kernels with counters ({len(part['kernels'])}) by launch configuration, hottest first; "
+        f"of roof = achieved ÷ the {roofs.get('kind', 'unknown')} roof it is bound by; DRAM "
+        "(ncu) = ncu's DRAM throughput, % of its peak sustained rate"
+    )
+    return Table(headers, tuple(rows), numeric, caption, optional)
+
+
+def launch_text(k: Part) -> str:
+    """`1×1×1 × 256` (grid × block) and the SMs it fills: `1 of 132 SMs`."""
+    grid, block = dims_text(k.get("grid", ())), dims_text(k.get("block", ()))
+    fill = k.get("fill")
+    if not fill:
+        return f"{grid} × {block}"
+    if fill["small"]:
+        return f"{grid} × {block} ({fill['blocks']:,} of {fill['units']:,} {fill['unit']}s)"
+    return f"{grid} × {block} ({fill['waves']:.3g} waves)"
+
+
+def dims_text(dims: Sequence[int]) -> str:
+    """`(1056, 1, 1)` -> `1056`, `(8, 1, 8)` -> `8×1×8`: trailing unit dimensions dropped."""
+    known = [d for d in dims if d > 0]
+    while len(known) > 1 and known[-1] == 1:
+        known.pop()
+    return "×".join(str(d) for d in known) or "?"
+
+
+def _label(k: Part) -> str:
+    label = str((k.get("label") or {}).get("label") or "—")
+    return label + _basis(k.get("roofline") or {}) if label.endswith("-bound") else label
+
+
+def _ncu_cell(k: Part) -> str:
+    ncu = k.get("ncu") or {}
+    if "bottleneck" not in ncu:
+        return "—"
+    return str(ncu["bottleneck"]) + ("" if ncu["agrees"] else " (differs)")
 
 
 def _occupancy(occ: Mapping[str, Any]) -> str:
@@ -176,12 +218,16 @@ def _basis(point: Mapping[str, Any]) -> str:
 
 def _kernel_section(part: Part, index: int, k: Mapping[str, Any]) -> Section:
     units = part["metrics"]
+    blocks: list[Block] = [_verdicts(k)]
+    rules = (k.get("ncu") or {}).get("rules") or []
+    if rules:
+        blocks.append(_rules_table(rules))
     rows = tuple(
         (Cell(units[m]["title"]), Cell(value_text(units[m]["unit"], v)),
          Cell(k["formulas"].get(m, ""), code=True))
         for m, v in k["metrics"].items()
     )  # fmt: skip
-    blocks: list[Block] = [Table(("metric", "value", "formula"), rows, (False, True, False))]
+    blocks.append(Table(("metric", "value", "formula"), rows, (False, True, False)))
     by_reason: dict[str, list[str]] = {}
     for metric, why in k["unavailable"].items():
         by_reason.setdefault(_shorter(why), []).append(units[metric]["title"])
@@ -190,6 +236,49 @@ def _kernel_section(part: Part, index: int, k: Mapping[str, Any]) -> Section:
         caption = "not computed (never shown as 0)"
         blocks.append(Table(("why", "unavailable metrics"), missing, (), caption))
     return Section(f"#{index + 1} {short_name(k['name'], 70)}", tuple(blocks))
+
+
+def _verdicts(k: Mapping[str, Any]) -> Facts:
+    """The launch, gpuscope's label and ncu's verdict beside it."""
+    items = [("launch", launch_text(k))]
+    label = k.get("label")
+    if label:
+        items.append(("gpuscope", f"{label['label']}: {label['why']}"))
+    ncu = k.get("ncu") or {}
+    if "bottleneck" in ncu:
+        items.append(("ncu", f"{ncu['bottleneck']}: “{ncu['says']}”"))
+        items.append(("agreement", ("agree: " if ncu["agrees"] else "differ: ") +
+                      ncu["explanation"]))  # fmt: skip
+    sol = (k.get("roofline") or {}).get("ncu") or {}
+    if sol:
+        shares = (f"{_SOL_NAMES.get(name, name)} {v:.3g}%" for name, v in sol.items())
+        items.append(("ncu throughput", ", ".join(shares) + " of peak sustained"))
+    return Facts(tuple(items), "verdicts")
+
+
+_SOL_NAMES = {
+    "dram_throughput_pct_of_peak_sustained": "DRAM",
+    "memory_throughput_pct_of_peak_sustained": "memory",
+    "sm_throughput_pct_of_peak_sustained": "SM",
+}
+
+
+def _rules_table(rules: list[Mapping[str, Any]]) -> Table:
+    rows = tuple(
+        (Cell(str(r.get("rule", "")), code=True), Cell(str(r.get("type", ""))),
+         Cell(_speedup(r)), Cell(fmt.count(r.get("dispatches"))),
+         Cell(str(r.get("description", ""))))
+        for r in rules
+    )  # fmt: skip
+    return Table(("ncu rule", "type", "est. speedup", "dispatches", "description"), rows,
+                 (False, False, True, True, False), "ncu's own rule rows")  # fmt: skip
+
+
+def _speedup(rule: Mapping[str, Any]) -> str:
+    if rule.get("speedup") is None:
+        return "—"
+    kind = f" ({rule['speedup_type']})" if rule.get("speedup_type") else ""
+    return f"{rule['speedup']:.3g}%{kind}"
 
 
 def _shorter(reason: str, names: int = 4) -> str:

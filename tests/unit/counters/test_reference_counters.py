@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from gpuscope.analysis.grid import FIXED_NS, INFO_SHARE, WARNING_SHARE
 from gpuscope.counters.report import CounterReport, analyse_counters
 from gpuscope.trace.registry import find_sources, read_source
 from tests.unit.trace.reference import reference_file
@@ -135,24 +136,42 @@ def test_rocprofv3_counter_collection_rocm7() -> None:
     assert report.to_dict()["source"]["arch_from"].startswith("counter names")
 
 
+def _config(row: dict[str, str]) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """(kernel, grid, block) of an ncu row: what one counters row stands for."""
+    dims = (
+        tuple(int(v) for v in row[c].strip("()").split(",")) for c in ("Grid Size", "Block Size")
+    )
+    grid, block = dims
+    return row["Kernel Name"], grid, block
+
+
+def _got(report: CounterReport) -> dict[tuple[str, tuple[int, ...], tuple[int, ...]], Any]:
+    return {
+        (k["name"], tuple(k["grid"]), tuple(k["block"])): k for k in report.to_dict()["kernels"]
+    }
+
+
 def test_ncu_raw_page_h200() -> None:
     path = reference_file("ncu-csv/ncu_raw_metrics.csv")
     report = _analyse(path)
     rows, units = _ncu_rows(path)
     assert units["dram__bytes.sum"] == "byte" and units["gpu__time_duration.sum"] == "ns"
-    by_name: dict[str, list[dict[str, str]]] = defaultdict(list)
+    by_config: dict[Any, list[dict[str, str]]] = defaultdict(list)
     for r in rows:
-        by_name[r["Kernel Name"]].append(r)
+        by_config[_config(r)].append(r)
+    assert len({name for name, _, _ in by_config}) < len(by_config)  # one kernel, two grids
     peak = _datasheet("NVIDIA H200 SXM")["bandwidth_gbs"] * 1e9
-    got = {k["name"]: k for k in report.to_dict()["kernels"]}
-    assert set(got) == set(by_name)
-    for name, group in by_name.items():
+    got = _got(report)
+    assert set(got) == set(by_config)
+    total = sum(_number(r["gpu__time_duration.sum"]) for r in rows)
+    expected: dict[str, tuple[str, float]] = {}
+    for config, group in by_config.items():
         data = sum(_number(r["dram__bytes.sum"]) for r in group)
         ns = sum(_number(r["gpu__time_duration.sum"]) for r in group)
-        m = got[name]["metrics"]
+        m = got[config]["metrics"]
         assert m["bytes_dram"] == data
         assert m["dram_bandwidth"] == pytest.approx(data / (ns * 1e-9), rel=REL)
-        assert got[name]["roofline"]["bandwidth_fraction"] == pytest.approx(
+        assert got[config]["roofline"]["bandwidth_fraction"] == pytest.approx(
             data / (ns * 1e-9) / peak, rel=REL
         )
         limits = {
@@ -162,15 +181,27 @@ def test_ncu_raw_page_h200() -> None:
             "block slots per SM": _number(group[0]["launch__occupancy_limit_blocks"]),
         }
         theoretical = _number(group[0]["sm__maximum_warps_per_active_cycle_pct"]) / 100
-        occupancy = got[name]["occupancy"]
+        occupancy = got[config]["occupancy"]
         assert occupancy["share"] == pytest.approx(theoretical, rel=REL)
         if theoretical < 1:
             assert occupancy["limiter"] == min(limits, key=lambda key: limits[key])
-    small = [f for f in report.findings if f["id"] == "small-grid"]
-    expected = [
-        n for n, g in by_name.items() if _number(g[0]["launch__waves_per_multiprocessor"]) < 1
-    ]
-    assert sorted(f["evidence"]["kernel"] for f in small) == sorted(expected)
+        # the grid against the GPU: ncu's own SM count, residency and waves
+        sms = _number(group[0]["device__attribute_multiprocessor_count"])
+        blocks = _number(group[0]["launch__grid_size"])
+        fill = got[config]["fill"]
+        assert (fill["blocks"], fill["units"]) == (blocks, sms)
+        assert fill["resident_per_unit"] == min(limits.values())
+        assert fill["waves"] == pytest.approx(
+            _number(group[0]["launch__waves_per_multiprocessor"]), abs=0.005
+        )
+        stake = sum(max(_number(r["gpu__time_duration.sum"]) - FIXED_NS, 0) for r in group)
+        stake *= max(sms - blocks, 0) / sms
+        if stake / total >= INFO_SHARE:
+            severity = "warning" if stake / total >= WARNING_SHARE else "info"
+            expected[config[0]] = (severity, round(stake / 1000, 3))
+    small = {f["evidence"]["kernel"]: (f["severity"], f["impact_us"])
+             for f in report.findings if f["id"] == "small-grid"}  # fmt: skip
+    assert small == expected and expected
 
 
 def test_ncu_raw_gemm_reads_plus_writes() -> None:
@@ -189,28 +220,47 @@ def test_ncu_raw_gemm_reads_plus_writes() -> None:
 
 
 def test_ncu_details_page_speed_of_light_classification() -> None:
+    """SpeedOfLight only: the bound from ncu's memory vs SM throughput, its percentages under
+    their own names; no device name, so no roof and no fraction — and ncu's "grid too small"
+    explained, as gpuscope cannot count the SMs here."""
     path = reference_file("ncu-csv/ncu_details_sol.csv")
     report = _analyse(path)
     lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
-    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    values: dict[Any, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    rules: dict[Any, list[str]] = defaultdict(list)
     for r in csv.DictReader(lines):
         if r["Metric Name"] in ("Memory Throughput", "Compute (SM) Throughput", "Duration"):
-            values[r["Kernel Name"]][r["Metric Name"]].append(_number(r["Metric Value"]))
-    got = {k["name"]: k for k in report.to_dict()["kernels"]}
+            values[_config(r)][r["Metric Name"]].append(_number(r["Metric Value"]))
+        elif r["Rule Name"] == "SOLBottleneck":
+            rules[_config(r)].append(r["Rule Description"])
+    got = _got(report)
     assert set(got) == set(values)
-    for name, v in values.items():
-        weights = v["Duration"]  # duration-weighted mean over the kernel's dispatches
-        memory = (
-            sum(a * w for a, w in zip(v["Memory Throughput"], weights, strict=True))
-            / sum(weights)
-            / 100
-        )
-        sm = (
-            sum(a * w for a, w in zip(v["Compute (SM) Throughput"], weights, strict=True))
-            / sum(weights)
-            / 100
-        )
-        point = got[name]["roofline"]
+    for config, v in values.items():
+        weights = v["Duration"]  # duration-weighted mean over the group's dispatches
+        memory = sum(a * w for a, w in zip(v["Memory Throughput"], weights, strict=True))
+        sm = sum(a * w for a, w in zip(v["Compute (SM) Throughput"], weights, strict=True))
+        memory, sm = memory / sum(weights), sm / sum(weights)
+        point = got[config]["roofline"]
         assert point["basis"] == "ncu speed-of-light"
         assert point["bound"] == ("memory" if memory >= sm else "compute")
-        assert point["fraction"] == pytest.approx(max(memory, sm), rel=REL)
+        assert point["ncu"]["memory_throughput_pct_of_peak_sustained"] == pytest.approx(memory)
+        assert point["ncu"]["sm_throughput_pct_of_peak_sustained"] == pytest.approx(sm)
+        assert point["fraction"] is None and point["bandwidth_fraction"] is None
+        ncu = got[config]["ncu"]
+        assert "too small to fill" in rules[config][0] and ncu["bottleneck"] == "small grid"
+        assert ncu["agrees"] is False and "--device NAME" in ncu["explanation"]
+        assert got[config]["label"]["label"] == f"{point['bound']}-bound"
+    # the roof rules stay silent where ncu calls the grid too small
+    assert not [f for f in report.findings if f["id"].startswith(("memory-", "compute-"))]
+
+
+def test_ncu_details_page_with_the_gpu_named() -> None:
+    """`--device` gives the SM count: the 64-block grid is a small grid for both; the 512-block
+    grid fills every SM (ncu: 0.8 of a full wave), and the difference is explained."""
+    path = reference_file("ncu-csv/ncu_details_sol.csv")
+    report = _analyse(path, device_name="NVIDIA H200")
+    got = {tuple(k["grid"]): k for k in report.to_dict()["kernels"]}
+    assert got[(8, 1, 8)]["label"]["label"] == "small grid" and got[(8, 1, 8)]["ncu"]["agrees"]
+    wide = got[(512, 1, 1)]
+    assert wide["fill"]["small"] is False and wide["ncu"]["agrees"] is False
+    assert wide["ncu"]["explanation"].startswith("ncu calls the grid too small because a full wave")

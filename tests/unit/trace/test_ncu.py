@@ -9,6 +9,7 @@ shares no code with gpuscope.
 
 from __future__ import annotations
 
+import csv
 import functools
 import hashlib
 import json
@@ -121,6 +122,7 @@ def test_details_page_rules_and_metrics() -> None:
     assert (lp.registers[0], lp.shared_mem[0], lp.grid_y[1], lp.block_x[1]) == (76, 20480, 8, 384)
     rules = trace.meta.extra["ncu_rules"]
     assert sorted(rules) == ["0", "1"] and len(rules["0"]) == 8
+    assert trace.meta.extra["ncu_ids"] == ["0", "1"]  # the ncu ID of each row of trace.gpu
     launch = next(r for r in rules["0"] if r["rule"] == "LaunchConfiguration")
     assert (launch["section"], launch["type"], launch["speedup_type"]) == (
         "LaunchStats",
@@ -171,6 +173,21 @@ def test_the_reader_claims_no_other_file_of_the_folder() -> None:
     reader = NcuReader()
     assert not reader.sniff(str(folder / "ncu_help.txt"))
     assert not reader.sniff(str(folder / "PROVENANCE.md"))  # mentions `==PROF==` in a table
+
+
+def test_one_kernel_on_two_grids_stays_two_launches() -> None:
+    """The tiny-grid recording: one saxpy on 1 and on 1,056 blocks — two rows, each its grid."""
+    path = REPO / "tests" / "data" / "recorded" / "ncu_tiny_grid_h200_details.csv"
+    lines = [line for line in path.read_text().splitlines() if line.startswith('"')]
+    launches: dict[str, tuple[str, str]] = {}
+    for row in csv.DictReader(lines):
+        launches.setdefault(row["ID"], (row["Kernel Name"], row["Grid Size"]))
+    trace = read_trace(str(path))
+    assert names(trace) == [name for name, _ in launches.values()]
+    assert len(set(names(trace))) == 1 and len(trace.gpu) == 2
+    grids = [int(g.strip("()").split(",")[0]) for _, g in launches.values()]
+    assert list(trace.launch_params.grid_x) == grids == [1, 1056]
+    assert trace.meta.extra["ncu_ids"] == list(launches)
 
 
 # -- the same kernels in two pages --------------------------------------------------------------

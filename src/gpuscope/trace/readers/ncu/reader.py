@@ -12,7 +12,9 @@ device attributes (`device__attribute_*`, constant per GPU) describe the devices
 
 `gpuscope run --tools ncu` exports a report as both pages (`ncu_raw.csv`, `ncu_details.csv`):
 they are one source (group key `ncu`) — kernels and metrics from the raw page, the rules of the
-details page (`meta.extra["ncu_rules"]`, by ncu's kernel ID) added.
+details page (`meta.extra["ncu_rules"]`, by ncu's kernel ID; `meta.extra["ncu_ids"]` the ID of
+each row of `trace.gpu`) added. Each profiled launch is its own row with its own grid and block:
+two launches of one kernel on different grids are never merged.
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ class _Builder:
         extra: dict[str, Any] = {}
         if self.rules:
             extra["ncu_rules"] = self.rules
+            extra["ncu_ids"] = [k.id for k in self.page.kernels]  # per row of trace.gpu
         self._process_warning()
         return trace_meta(
             paths[0] if len(paths) == 1 else self.page.path,
