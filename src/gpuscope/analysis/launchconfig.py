@@ -60,8 +60,16 @@ class Result:
     vendor: str
     framework: bool  # framework operators (or XLA) launched the kernels
 
+    program: str = "unknown"  # analysis.program's kind
+
     def kind(self, kernel: str = "") -> str:
-        """The kind of program the action for `kernel` is phrased for (`grid.action`)."""
+        """The kind of program the action for `kernel` is phrased for (`grid.action`): a C++
+        program's own kernels get the C++ advice; a framework's, a library's or a compiler's
+        kernel (its grid is not the user's to write) the framework's."""
+        if self.program in ("cuda-cpp", "hip-cpp") and not grid.LIBRARY_KERNEL.search(kernel):
+            return self.program
+        if self.program != "unknown":
+            return "framework"
         return grid.guess_kind(self.vendor, self.framework, kernel)
 
 
@@ -84,7 +92,7 @@ def analyse(a: Analysis) -> Result | None:
     groups = [make(int(rows[i]), dims[i], m) for i, m in zip(first.tolist(), members, strict=True)]
     groups.sort(key=lambda g: (-g.launches.time_ns, g.launches.kernel))
     framework = a.inputs.cpu or "jax" in trace.meta.format or "xla" in trace.meta.format
-    return Result(groups, a.kernel_ns, units, unit, trace.meta.vendor, framework)
+    return Result(groups, a.kernel_ns, units, unit, trace.meta.vendor, framework, a.program.kind)
 
 
 class _GroupMaker:
