@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.diff import summary
 from gpuscope.diff.compare import SCHEMA
 from gpuscope.diff.kernels import MATCHES, MOVERS_SHARE, KernelChange, Side
