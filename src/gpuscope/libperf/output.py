@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscope.analysis._comm_names import bus_factor
+from gpuscope.analysis.communication import bus_factor
 from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.configs import Comm, Config, Conv, Gemm, Opaque
 from gpuscope.libperf.result import Result

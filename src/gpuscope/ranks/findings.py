@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._comm_findings import label
-from gpuscope.analysis._comm_names import KINDS
 from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis.communication import KINDS, label
 from gpuscope.document.units import time_ns
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._comm_exposure import subtract
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.communication import subtract
 from gpuscope.analysis.steps import complete_steps
 from gpuscope.trace.model import I64, KERNEL, Mask
 
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Calls:
-    """One row per communication kernel of the rank, in start order (`analysis._comm_calls`)."""
+    """One row per communication kernel of the rank, in start order (`communication.calls`)."""
 
-    kind: I64  # index into analysis._comm_names.KINDS
+    kind: I64  # index into analysis.communication.KINDS
     start: I64
     end: I64
     bytes: I64  # -1: unknown
