@@ -25,8 +25,7 @@ ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateGr
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    modules = ("gpuscope.analysis.steps", "gpuscope.analysis.coldstart")
-    monkeypatch.setattr(extras_mod, "MODULES", modules)
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.steps, extras_mod.coldstart])
 
 
 def part(a: Analysis) -> dict[str, Any]:

@@ -32,7 +32,7 @@ SAMPLED = "hta__a100_sampled_rank-0.json.gz"
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run this analysis alone, so that the other extras (written alongside) cannot interfere."""
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.communication",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.communication])
 
 
 def reference(name: str) -> Analysis:

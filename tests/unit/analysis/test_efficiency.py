@@ -32,7 +32,7 @@ H200_BW = 4.8e12
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.efficiency",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.efficiency])
 
 
 def part(a: Analysis) -> dict[str, Any]:

@@ -24,7 +24,7 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.hostops",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.hostops])
 
 
 def part(a: Analysis) -> dict[str, Any]:

@@ -29,7 +29,7 @@ H200_RATIO = 989.5 / 67.0  # dense bf16 tensor peak over plain FP32, H200 SXM da
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.patterns",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.patterns])
 
 
 def found(a: Analysis) -> dict[str, dict[str, Any]]:

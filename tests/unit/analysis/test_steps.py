@@ -25,7 +25,7 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.steps",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.steps])
 
 
 def part(a: Analysis) -> dict[str, Any]:
