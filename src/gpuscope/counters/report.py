@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscope.analysis._finding import Finding
-from gpuscope.analysis._peaks import device_of
 from gpuscope.counters import advice
 from gpuscope.counters.ceilings import Ceilings, ceilings_for
 from gpuscope.counters.collect import Collection, Kernel, collect
@@ -27,7 +26,7 @@ from gpuscope.counters.metrics import FAMILY_FILES, Family, family_for, load_fam
 from gpuscope.counters.occupancy import Occupancy, amd_occupancy, nvidia_occupancy
 from gpuscope.counters.roofline import Point, place
 from gpuscope.errors import InputError
-from gpuscope.trace.model import Device, Trace
+from gpuscope.trace.model import Device, Trace, device_of
 
 SCHEMA = "gpuscope.counters/1"
 

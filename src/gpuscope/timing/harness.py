@@ -23,11 +23,12 @@ from types import ModuleType
 from typing import Any
 
 from gpuscope.errors import InputError
+from gpuscope.peaks import Measured
 from gpuscope.timing import loop, sustain
 from gpuscope.timing._torch import gpu_torch, require_gpu_torch
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.env import cpu_environment, gpu_environment
-from gpuscope.timing.measurement import Environment, Measurement, Peaks, PowerState, Work
+from gpuscope.timing.measurement import Environment, Measurement, PowerState, Work
 from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, GPU_MODES, BenchOptions
 from gpuscope.timing.sampler import Clock, CpuSampler, Sampler
 
@@ -302,7 +303,7 @@ def _with_work(m: Measurement, torch: ModuleType | None, opts: BenchOptions) -> 
     import msgspec
 
     work = Work(flops=opts.flops, bytes=opts.bytes)
-    peaks: Peaks | None = None
+    peaks: Measured | None = None
     if torch is not None and opts.peaks and m.env.vendor != "cpu":
         from gpuscope.timing.peaks import device_peaks
 
