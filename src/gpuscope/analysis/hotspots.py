@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuscope.analysis.categories import CATEGORIES, Classification
-from gpuscope.trace._copies import copy_kind
+from gpuscope.trace import copy_kind
 from gpuscope.trace.model import COPY_KINDS, KERNEL, MEMCPY, MEMSET, PAGEABLE, PINNED, Trace
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis._finding import Finding, finding
+from gpuscope.analysis import Finding, finding
 
 if TYPE_CHECKING:
     from gpuscope.counters.report import CounterReport, KernelResult

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis._finding import Finding
+from gpuscope.analysis import Finding
 from gpuscope.counters.report import CounterReport, analyse_counters
 from gpuscope.errors import InputError
 

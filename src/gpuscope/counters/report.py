@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscope.analysis._finding import Finding
+from gpuscope.analysis import Finding
 from gpuscope.counters import advice
 from gpuscope.counters.ceilings import Ceilings, ceilings_for
 from gpuscope.counters.collect import Collection, Kernel, collect

@@ -43,7 +43,7 @@ def run(
     trace = configs.load(path)
     found = configs.dedupe(trace.calls)
     if torch is None and "torch" in options.backends:
-        from gpuscope.timing._torch import gpu_torch
+        from gpuscope.timing import gpu_torch
 
         torch = gpu_torch()
     replayer = group = None

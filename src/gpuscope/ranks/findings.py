@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis import Finding, finding, us
 from gpuscope.analysis.communication import KINDS, label
 from gpuscope.document.units import time_ns
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication import subtract
 from gpuscope.analysis.steps import complete_steps

@@ -7,3 +7,7 @@ or a budget) → `Measurement` (raw samples + environment) → `stats` / `diagno
 
 Nothing here imports torch at module level: GPU code loads it on first use.
 """
+
+from gpuscope.timing._torch import gpu_torch, require_gpu_torch
+
+__all__ = ["gpu_torch", "require_gpu_torch"]
