@@ -14,7 +14,7 @@ from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Gap, Timeline
 from gpuscope.trace.model import KERNEL, Device
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 SCHEMA = "gpuscope.analysis/1"
 

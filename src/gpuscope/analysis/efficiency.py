@@ -25,7 +25,7 @@ from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import KERNEL, device_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "efficiency"

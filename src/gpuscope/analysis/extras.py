@@ -36,7 +36,7 @@ from gpuscope.analysis import (
 )
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 BUILTIN: tuple[ModuleType, ...] = (
     communication,

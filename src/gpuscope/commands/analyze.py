@@ -143,7 +143,7 @@ def _none_read(args: argparse.Namespace, found: _Found) -> str:
 
 
 def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
-    from gpuscope.analysis.report import analyze
+    from gpuscope.analysis.analyze import analyze
     from gpuscope.trace.registry import read_source
 
     with _progress(source.paths[0]) as progress:

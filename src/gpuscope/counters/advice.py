@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis import Finding, finding
 
 if TYPE_CHECKING:
-    from gpuscope.counters.report import CounterReport, KernelResult
+    from gpuscope.counters.analysis import CounterAnalysis, KernelResult
 
 HOT = 5  # kernels looked at by the per-kernel rules
 MIN_SHARE = 0.02  # ... when they hold at least this share of the counted time
@@ -30,32 +30,32 @@ GEMM_LIKE = re.compile(
 )
 
 
-def findings(report: CounterReport) -> list[Finding]:
-    hot = _hot(report)
-    small = {k.name: fill for k in hot if (fill := grid_fill(report, k)) is not None}
+def findings(analysis: CounterAnalysis) -> list[Finding]:
+    hot = _hot(analysis)
+    small = {k.name: fill for k in hot if (fill := grid_fill(analysis, k)) is not None}
     full = [k for k in hot if k.name not in small]
-    found: list[Finding] = _small_grid(report, [k for k in hot if k.name in small], small)
-    found += _matrix_unused(report, hot)
+    found: list[Finding] = _small_grid(analysis, [k for k in hot if k.name in small], small)
+    found += _matrix_unused(analysis, hot)
     for rule in (_lds_conflicts, _memory_bound, _compute_low, _occupancy, _divergence):
-        found += rule(report, full)
-    return found + _no_roofline(report, hot)
+        found += rule(analysis, full)
+    return found + _no_roofline(analysis, hot)
 
 
-def grid_fill(report: CounterReport, k: KernelResult) -> float | None:
+def grid_fill(analysis: CounterAnalysis, k: KernelResult) -> float | None:
     """Blocks per SM (ncu's waves per SM) or work-groups per CU when below SMALL_GRID."""
     waves = k.value("waves_per_sm")
     if waves is None:
         groups = [k.kernel.launch.get(f"grid_{a}", -1) for a in "xyz"]
-        units = report.device.compute_units if report.device else 0
+        units = analysis.device.compute_units if analysis.device else 0
         if groups[0] > 0 and units:
             waves = groups[0] * max(groups[1], 1) * max(groups[2], 1) / units
     return waves if waves is not None and waves < SMALL_GRID else None
 
 
 def _small_grid(
-    report: CounterReport, hot: list[KernelResult], fill: dict[str, float]
+    analysis: CounterAnalysis, hot: list[KernelResult], fill: dict[str, float]
 ) -> list[Finding]:
-    unit = "SMs" if report.family.vendor == "nvidia" else "CUs"
+    unit = "SMs" if analysis.family.vendor == "nvidia" else "CUs"
     return [
         finding(
             "small-grid",
@@ -71,18 +71,18 @@ def _small_grid(
     ]
 
 
-def _hot(report: CounterReport) -> list[KernelResult]:
-    kernels = report.kernels[:HOT]
+def _hot(analysis: CounterAnalysis) -> list[KernelResult]:
+    kernels = analysis.kernels[:HOT]
     return [k for k in kernels if k.share is None or k.share >= MIN_SHARE]
 
 
-def _label(report: CounterReport) -> str:
-    return "MFMA" if report.family.vendor == "amd" else "tensor-core"
+def _label(analysis: CounterAnalysis) -> str:
+    return "MFMA" if analysis.family.vendor == "amd" else "tensor-core"
 
 
-def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _matrix_unused(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     idle = []
-    for k in report.kernels[:HOT]:
+    for k in analysis.kernels[:HOT]:
         if not GEMM_LIKE.search(k.name):
             continue
         instructions = k.value("matrix_instructions")
@@ -97,7 +97,7 @@ def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Findi
         finding(
             "matrix-cores-unused",
             "warning",
-            f"matrix cores unused: 0 {_label(report)} instructions in the {len(idle)} hottest "
+            f"matrix cores unused: 0 {_label(analysis)} instructions in the {len(idle)} hottest "
             f"GEMM-like kernel(s){share}: {names}",
             "run these products on the matrix cores: bf16/fp16 (or TF32) inputs, a BLAS call "
             "that picks an MFMA / WMMA / tensor-core kernel (hipBLASLt, rocBLAS, cuBLAS), not a "
@@ -107,10 +107,10 @@ def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Findi
     ]
 
 
-def _lds_conflicts(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _lds_conflicts(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
-    what = "LDS" if report.family.vendor == "amd" else "shared-memory"
-    cycles = "LDS cycles" if report.family.vendor == "amd" else "shared-memory wavefronts"
+    what = "LDS" if analysis.family.vendor == "amd" else "shared-memory"
+    cycles = "LDS cycles" if analysis.family.vendor == "amd" else "shared-memory wavefronts"
     for k in hot:
         share = k.value("lds_bank_conflict_share")
         if share is None or share < LDS_CONFLICTS:
@@ -130,7 +130,7 @@ def _lds_conflicts(report: CounterReport, hot: list[KernelResult]) -> list[Findi
     return found
 
 
-def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _memory_bound(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
@@ -138,7 +138,7 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
             continue
         if point.basis == "counters":
             fraction = point.bandwidth_fraction
-            where = f"{fraction:.0%} of {_roof_text(report, point.basis)} DRAM bandwidth"
+            where = f"{fraction:.0%} of {_roof_text(analysis, point.basis)} DRAM bandwidth"
         else:
             fraction = point.fraction or 0.0
             where = (f"{fraction:.0%} of ncu's memory peak sustained (DRAM "
@@ -171,7 +171,7 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
     return found
 
 
-def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _compute_low(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
@@ -180,7 +180,7 @@ def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding
         if point.compute_fraction >= LOW_COMPUTE:
             continue
         if point.basis == "counters":
-            roof = f"the {_roof_text(report, point.basis)} {point.precision} peak"
+            roof = f"the {_roof_text(analysis, point.basis)} {point.precision} peak"
         else:
             roof = "ncu's SM peak sustained"
         found.append(
@@ -197,7 +197,7 @@ def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     return found
 
 
-def _occupancy(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _occupancy(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         occ = k.occupancy
@@ -225,7 +225,7 @@ def _occupancy(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
     return found
 
 
-def _divergence(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _divergence(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         lanes = k.value("valu_thread_efficiency")
@@ -245,15 +245,15 @@ def _divergence(report: CounterReport, hot: list[KernelResult]) -> list[Finding]
     return found
 
 
-def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
-    if not report.kernels or any(k.point is not None and k.point.bound for k in hot):
+def _no_roofline(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
+    if not analysis.kernels or any(k.point is not None and k.point.bound for k in hot):
         return []
-    top = report.kernels[0]
+    top = analysis.kernels[0]
     missing = {m for i in ("flops", "bytes_dram") for m in top.values[i].missing}
     if not missing:
         return []
     names = ", ".join(sorted(missing)[:8]) + (" ..." if len(missing) > 8 else "")
-    arch = report.arch or report.family.architectures[0]
+    arch = analysis.arch or analysis.family.architectures[0]
     return [
         finding(
             "roofline-needs-counters",
@@ -267,10 +267,10 @@ def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     ]
 
 
-def _roof_text(report: CounterReport, basis: str) -> str:
+def _roof_text(analysis: CounterAnalysis, basis: str) -> str:
     if basis != "counters":
         return "ncu's measured"
-    return report.ceilings.kind if report.ceilings else "an unknown"
+    return analysis.ceilings.kind if analysis.ceilings else "an unknown"
 
 
 def _share_text(kernels: list[KernelResult]) -> str:

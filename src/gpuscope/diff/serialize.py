@@ -18,7 +18,7 @@ from gpuscope.diff.significance import ALPHA
 from gpuscope.diff.verdict import verdict
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.diff.compare import Diff
 
 NAMES_KEPT = 8  # kernel names listed per side of a change

@@ -25,8 +25,8 @@ from gpuscope.analysis.steps import complete_steps
 from gpuscope.trace.model import I64, KERNEL, Mask
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.analysis.communication import Communication
-    from gpuscope.analysis.report import Analysis
 
 
 @dataclass(frozen=True)

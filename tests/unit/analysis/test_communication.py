@@ -15,9 +15,9 @@ from rich.console import Console
 
 from gpuscope.analysis import communication
 from gpuscope.analysis import extras as extras_mod
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication.names import bus_factor, parse_kernel, record_kind
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.trace.model import KERNEL
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis import comm_builder as cb

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.conversions import LAYOUT_OPS
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.hostops import is_user_frame
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 

@@ -36,8 +36,8 @@ import msgspec
 import pytest
 
 from gpuscope import schemas
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.categories import load_rules
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.commands.analyze import _analyze_one, _lead, json_report
 from gpuscope.diff import diff
 from gpuscope.errors import GpuscopeError

@@ -29,8 +29,8 @@ from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.analysis.communication import Communication
-    from gpuscope.analysis.report import Analysis
 
 EXPOSED_WARNING = 0.10  # exposed communication over the step time (or the GPU span)
 EXPOSED_INFO = 0.03

@@ -40,7 +40,7 @@ from gpuscope.analysis.communication.views import section
 from gpuscope.trace.model import I64
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NAME = "communication"
 __all__ = ["NAME", "Communication", "analyse", "findings", "section", "to_dict"]

@@ -23,7 +23,7 @@ from gpuscope.analysis.launch import STEP
 from gpuscope.trace.model import ANNOTATION, I32, I64, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NESTING = 4  # ops looked back through for the one enclosing a launch (nesting depth)
 

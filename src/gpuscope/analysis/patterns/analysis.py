@@ -24,7 +24,7 @@ from gpuscope.analysis.patterns import rules
 from gpuscope.analysis.patterns.context import Context
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "patterns"

@@ -14,7 +14,7 @@ from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import I64, KERNEL, Mask, device_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 Found = dict[str, Any]
 

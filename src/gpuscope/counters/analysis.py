@@ -1,8 +1,8 @@
 """Counters → derived metrics → roofline → advice, for every kernel of a counter collection.
 
     >>> from gpuscope.trace.registry import read_traces
-    >>> report = analyse_counters(read_traces("ncu_raw.csv"))          # doctest: +SKIP
-    >>> report.to_dict()["kernels"][0]["metrics"]["dram_bandwidth"]    # doctest: +SKIP
+    >>> counters = analyse_counters(read_traces("ncu_raw.csv"))          # doctest: +SKIP
+    >>> counters.to_dict()["kernels"][0]["metrics"]["dram_bandwidth"]    # doctest: +SKIP
     2871000000000.0
 
 The report is plain data (`to_dict`, schema `gpuscope.counters/1`): per kernel its metrics in
@@ -51,7 +51,7 @@ class KernelResult:
 
 
 @dataclass(frozen=True)
-class CounterReport:
+class CounterAnalysis:
     family: Family
     arch: str
     arch_from: str  # "option", "trace" or "counter names"
@@ -96,7 +96,7 @@ def analyse_counters(
     arch: str | None = None,
     peaks_file: str | None = None,
     device_name: str | None = None,
-) -> CounterReport:
+) -> CounterAnalysis:
     """Metrics, roofline and advice for the counter dispatches of `traces` (one collection).
 
     `arch` and `device_name` name the GPU when the files do not (rocprof v1 counter CSVs)."""
@@ -126,9 +126,9 @@ def analyse_counters(
         results.append(
             KernelResult(kernel, share, values, place(family, values, seconds, roofs), occupancy)
         )
-    report = CounterReport(family, arch, arch_from, device, roofs, collection, results)
-    return CounterReport(
-        family, arch, arch_from, device, roofs, collection, results, advice.findings(report)
+    partial = CounterAnalysis(family, arch, arch_from, device, roofs, collection, results)
+    return CounterAnalysis(
+        family, arch, arch_from, device, roofs, collection, results, advice.findings(partial)
     )
 
 
