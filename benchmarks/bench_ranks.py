@@ -81,7 +81,7 @@ REDUCE = """
 import json, random, resource, sys, time
 from dataclasses import replace
 import numpy as np
-from gpuscope.analysis.report import analyze
+from gpuscope.analysis.analyze import analyze
 from gpuscope.ranks._serialize import to_dict
 from gpuscope.ranks.job import analyse
 from gpuscope.ranks.summary import summarize

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from gpuscope._version import __version__
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.capture.profile import ProfileResult
     from gpuscope.timing.ab import Comparison
     from gpuscope.timing.measurement import Measurement
 
 
 def analyze(path: str, **options: Any) -> Analysis:
-    """Read one trace file and analyse it; see `gpuscope.analysis.report.analyze_file`."""
-    from gpuscope.analysis.report import analyze_file
+    """Read one trace file and analyse it; see `gpuscope.analysis.analyze.analyze_file`."""
+    from gpuscope.analysis.analyze import analyze_file
 
     return analyze_file(path, **options)
 

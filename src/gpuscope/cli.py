@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.commands import COMMANDS
 from gpuscope.errors import GpuscopeError
 

@@ -23,7 +23,7 @@ from gpuscope.document import units as fmt
 from gpuscope.trace.model import OP, PYTHON
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 PY_EVENT_NS = 500
 SHAPES_EVENT_NS = 1_000

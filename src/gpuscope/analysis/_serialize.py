@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.analysis.categories import CATEGORIES, family_totals
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
@@ -14,7 +14,7 @@ from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Gap, Timeline
 from gpuscope.trace.model import KERNEL, Device
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 SCHEMA = "gpuscope.analysis/1"
 

@@ -60,7 +60,7 @@ from gpuscope.document.names import short_name
 from gpuscope.trace.model import I64, OP, Mask, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NAME = "cold_start"
 COLD_WARNING_SHARE = 0.10  # cold-start time over the window: warning from here

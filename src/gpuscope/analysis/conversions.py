@@ -31,7 +31,7 @@ from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import DTOD, KERNEL, MEMCPY, OP, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "conversions"

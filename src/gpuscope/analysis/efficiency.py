@@ -20,12 +20,12 @@ from gpuscope.analysis import _efficiency_advice as advice
 from gpuscope.analysis._finding import Finding, us
 from gpuscope.analysis._flops import GEMM, MODELS, Work, work
 from gpuscope.analysis._opinputs import Recorded, distinct, per_op, short
-from gpuscope.analysis._peaks import Peaks, device_of, peaks_for
 from gpuscope.analysis.categories import CATEGORIES
-from gpuscope.trace.model import KERNEL
+from gpuscope.peaks import Peaks, peaks_for
+from gpuscope.trace.model import KERNEL, device_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "efficiency"

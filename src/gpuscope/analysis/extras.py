@@ -5,33 +5,51 @@
                                                 None when the trace holds nothing for it
     to_dict(result) -> dict                     its part of the report (µs floats, shares 0..1)
     findings(a: Analysis, result) -> list       its advice (`_finding.finding` dicts)
-    section(part: dict) -> Section              how the views show its part (report._document)
+    section(part: dict) -> Section              how the views show its part (a `document` Section)
 
 `analyse` receives the core `Analysis` (trace, classification, parent ops, timeline, launch, sync,
-verdict) and must not modify it. A module that is not there yet is skipped.
+verdict) and must not modify it.
+
+The built-in extras are imported here, by name: renaming one fails at import, and
+tests/unit/analysis/test_extras.py lists them all. Others plug in through the `gpuscope.analyses`
+entry-point group (each entry point loads a module with this interface), run after the built-ins
+in the order found; a name registered twice raises. gpuscope's own counter analysis
+(`counters.extra`) is registered that way, in pyproject.toml: `counters/` sits above `analysis/`,
+which never imports upward (docs/design.md).
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
-
-MODULES = (
-    "gpuscope.analysis.communication",
-    "gpuscope.analysis.steps",
-    "gpuscope.analysis.hostops",
-    "gpuscope.analysis.coldstart",
-    "gpuscope.analysis.efficiency",
-    "gpuscope.analysis.conversions",
-    "gpuscope.analysis.patterns",
-    "gpuscope.analysis.launchconfig",
-    "gpuscope.counters.extra",
+from gpuscope.analysis import (
+    coldstart,
+    communication,
+    conversions,
+    efficiency,
+    hostops,
+    launchconfig,
+    patterns,
+    steps,
 )
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.analyze import Analysis
+
+BUILTIN: tuple[ModuleType, ...] = (
+    communication,
+    steps,
+    hostops,
+    coldstart,
+    efficiency,
+    conversions,
+    patterns,
+    launchconfig,
+)
+ENTRY_POINT_GROUP = "gpuscope.analyses"
 
 
 @dataclass(frozen=True)
@@ -48,14 +66,26 @@ class Extra:
 
 
 def modules() -> list[ModuleType]:
-    found = []
-    for name in MODULES:
-        try:
-            found.append(importlib.import_module(name))
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-    return found
+    """Every extra analysis module: the built-ins, then the installed plug-ins."""
+    return list(_registered())
+
+
+@functools.cache
+def _registered() -> tuple[ModuleType, ...]:
+    found = {m.NAME: m for m in BUILTIN}
+    for module in installed_plugins():
+        if module.NAME in found:
+            raise ValueError(f"extra analysis {module.NAME!r} is already registered")
+        found[module.NAME] = module
+    return tuple(found.values())
+
+
+def installed_plugins() -> list[ModuleType]:
+    """Modules from the `gpuscope.analyses` entry-point group (scanned once per process:
+    importing importlib.metadata and scanning costs tens of ms)."""
+    from importlib import metadata
+
+    return [entry.load() for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
 def run_extras(a: Analysis) -> dict[str, Extra]:

@@ -23,7 +23,7 @@ from gpuscope.document.units import nbytes, time_ns
 from gpuscope.trace.model import DTOH, HTOD, KERNEL, MEMCPY, PAGEABLE
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 SMALL_KERNELS_MIN = 100
 SMALL_KERNELS_SHARE = 0.50

@@ -38,7 +38,7 @@ from gpuscope.document.names import short_name
 from gpuscope.trace.model import I64, OP, PYTHON, Mask, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NAME = "host_ops"
 TOP = 10

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis.categories import CATEGORIES, Classification
-from gpuscope.trace._copies import copy_kind
+from gpuscope.trace import copy_kind
 from gpuscope.trace.model import COPY_KINDS, KERNEL, MEMCPY, MEMSET, PAGEABLE, PINNED, Trace
 
 

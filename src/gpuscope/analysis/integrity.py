@@ -12,7 +12,7 @@ from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import API, KERNEL, MEMCPY
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 
 def _flag(flag_id: str, message: str, affects: list[str]) -> dict[str, Any]:

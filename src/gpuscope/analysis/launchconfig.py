@@ -24,12 +24,12 @@ import numpy as np
 
 from gpuscope.analysis import grid
 from gpuscope.analysis._finding import Finding, us
-from gpuscope.analysis._peaks import device_of, multiprocessors
 from gpuscope.analysis.categories import CATEGORIES
-from gpuscope.trace.model import KERNEL, Trace
+from gpuscope.peaks import multiprocessors
+from gpuscope.trace.model import KERNEL, Trace, device_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "launch_config"

@@ -38,7 +38,7 @@ from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, OP, Mask, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NAME = "steps"
 VARIANCE_CV = 0.10  # coefficient of variation of step time from which variance is reported

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis._intervals import merge, take
+from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis.launch import Links
 from gpuscope.analysis.sync import SyncStats
 from gpuscope.trace.model import I64, Trace
@@ -288,16 +288,6 @@ def _startup_share(trace: Trace, lo: I64, hi: I64) -> Any:
     if not len(rows):
         return share
     starts, ends = merge(host.start[rows], host.end[rows])  # sorted, disjoint
-    covered = _covered_until(starts, ends, hi) - _covered_until(starts, ends, lo)
+    covered = overlap_with(starts, ends, lo, hi)
     length = np.maximum(hi - lo, 1)
     return covered / length
-
-
-def _covered_until(starts: I64, ends: I64, t: I64) -> Any:
-    """For each time in `t`: how long the sorted, disjoint intervals cover before it."""
-    before = np.concatenate(([0], np.cumsum(ends - starts)))
-    whole = np.searchsorted(ends, t, side="right")  # intervals over by then
-    begun = np.searchsorted(starts, t, side="right")  # intervals begun by then
-    inside = begun > whole  # t falls inside interval `whole`
-    partial = np.where(inside, t - starts[np.minimum(whole, len(starts) - 1)], 0)
-    return before[whole] + partial

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.errors import InputError, ToolError
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 TRACE_FILE = "trace.json.gz"
 TABLE_FILE = "key_averages.txt"
@@ -112,7 +112,7 @@ def profile(
     first = call()
     warm = [call() for _ in range(warmup)]
     trace, table = _profile_window(torch, fn, args, kwargs, on_gpu, iterations, with_stack, out)
-    from gpuscope.analysis.report import analyze_file
+    from gpuscope.analysis.analyze import analyze_file
 
     analysis = analyze_file(trace)
     result = ProfileResult(

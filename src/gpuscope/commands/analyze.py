@@ -80,9 +80,7 @@ def main(args: argparse.Namespace) -> int:
     if len(found.sources) == 1 and len(args.traces) == 1 and not found.failed:
         reports, ranks = [_analyze_one(found.sources[0], rules, args.top)], None
     elif found.sources:
-        from gpuscope.ranks.command import analyze_sources
-
-        reports, ranks, failed = analyze_sources(found.sources, args)
+        reports, ranks, failed = _analyze_sources(found.sources, args)
         found.failed += failed
     else:
         reports, ranks = [], None
@@ -132,6 +130,22 @@ def _find(args: argparse.Namespace) -> _Found:
     return found
 
 
+def _analyze_sources(
+    sources: list[Any], args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[tuple[str, str]]]:
+    """Several traces, each analysed on the chosen engine (`--engine`, `--workers`), then across
+    ranks when they are the ranks of one job: (reports, the cross-rank part or None, the traces
+    that failed: (path, error))."""
+    from gpuscope.ranks.api import analyze_outcomes, run_tasks
+    from gpuscope.ranks.work import task_of
+
+    tasks = [task_of(s, args.categories, args.top) for s in sources]
+    result = analyze_outcomes(run_tasks(tasks, engine=args.engine, workers=args.workers))
+    for warning in result.warnings:
+        warn(warning)
+    return result.reports, result.ranks, result.failed
+
+
 def _say_failed(failed: list[tuple[str, str]], skip_bad: bool) -> None:
     for _, message in failed:
         say(f"{'warning' if skip_bad else 'error'}: {message}")
@@ -144,7 +158,7 @@ def _none_read(args: argparse.Namespace, found: _Found) -> str:
 
 
 def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
-    from gpuscope.analysis.report import analyze
+    from gpuscope.analysis.analyze import analyze
     from gpuscope.trace.registry import read_source
 
     with _progress(source.paths[0]) as progress:

@@ -1,7 +1,7 @@
 """Hardware counters → derived metrics → roofline → advice (`gpuscope counters`).
 
     >>> from gpuscope.trace.registry import read_traces
-    >>> from gpuscope.counters.report import analyse_counters
+    >>> from gpuscope.counters.analysis import analyse_counters
     >>> report = analyse_counters(read_traces("rocprof_output/"), arch="gfx942")  # doctest: +SKIP
     >>> report.to_dict()["kernels"][0]["roofline"]["bound"]                      # doctest: +SKIP
     'memory'

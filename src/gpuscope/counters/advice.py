@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis import grid
-from gpuscope.analysis._finding import Finding, finding
+from gpuscope.analysis import Finding, finding, grid
 from gpuscope.document import units as fmt
 
 if TYPE_CHECKING:
-    from gpuscope.counters.report import CounterReport, KernelResult
+    from gpuscope.counters.analysis import CounterAnalysis, KernelResult
     from gpuscope.counters.roofline import Point
 
 HOT = 5  # kernels looked at by the per-kernel rules
@@ -32,14 +31,14 @@ GEMM_LIKE = re.compile(
 )
 
 
-def findings(report: CounterReport) -> list[Finding]:
-    hot = _hot(report)
+def findings(analysis: CounterAnalysis) -> list[Finding]:
+    hot = _hot(analysis)
     full = [k for k in hot if not _small(k)]  # small grids: no roof tells
-    found: list[Finding] = _small_grid(report)
-    found += _matrix_unused(report, hot)
+    found: list[Finding] = _small_grid(analysis)
+    found += _matrix_unused(analysis, hot)
     for rule in (_lds_conflicts, _memory_bound, _compute_low, _occupancy, _divergence):
-        found += rule(report, full)
-    return found + _no_roofline(report, hot)
+        found += rule(analysis, full)
+    return found + _no_roofline(analysis, hot)
 
 
 def _small(k: KernelResult) -> bool:
@@ -47,37 +46,37 @@ def _small(k: KernelResult) -> bool:
     return bool(k.fill and k.fill.small) or (k.ncu or {}).get("bottleneck") == "small grid"
 
 
-def _small_grid(report: CounterReport) -> list[Finding]:
+def _small_grid(analysis: CounterAnalysis) -> list[Finding]:
     """Launch groups whose grid leaves SMs idle, by the rule of `analysis.grid` (the time at
     stake against the counted kernel time); the most time at stake first."""
-    total = sum(k.kernel.time_ns or 0.0 for k in report.kernels)
+    total = sum(k.kernel.time_ns or 0.0 for k in analysis.kernels)
     found = []
-    for k in report.kernels:
+    for k in analysis.kernels:
         if not (k.fill and k.fill.small) or k.kernel.time_ns is None:
             continue
         durations = k.kernel.duration_ns.tolist()
         launches = grid.Launches(k.name, k.kernel.device, k.kernel.grid, k.kernel.block,
                                  k.kernel.dispatches, k.kernel.time_ns,
                                  grid.stake_ns(durations, k.fill), k.fill)  # fmt: skip
-        kind = grid.guess_kind(report.family.vendor, False, k.name)
+        kind = grid.guess_kind(analysis.family.vendor, False, k.name)
         made = grid.small_grid_finding(launches, total, kind, "the profiled kernel time")
         if made is not None:
             found.append(made)
     return sorted(found, key=lambda f: -(f["impact_us"] or 0.0))
 
 
-def _hot(report: CounterReport) -> list[KernelResult]:
-    kernels = report.kernels[:HOT]
+def _hot(analysis: CounterAnalysis) -> list[KernelResult]:
+    kernels = analysis.kernels[:HOT]
     return [k for k in kernels if k.share is None or k.share >= MIN_SHARE]
 
 
-def _label(report: CounterReport) -> str:
-    return "MFMA" if report.family.vendor == "amd" else "tensor-core"
+def _label(analysis: CounterAnalysis) -> str:
+    return "MFMA" if analysis.family.vendor == "amd" else "tensor-core"
 
 
-def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _matrix_unused(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     idle = []
-    for k in report.kernels[:HOT]:
+    for k in analysis.kernels[:HOT]:
         if not GEMM_LIKE.search(k.name):
             continue
         instructions = k.value("matrix_instructions")
@@ -92,7 +91,7 @@ def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Findi
         finding(
             "matrix-cores-unused",
             "warning",
-            f"matrix cores unused: 0 {_label(report)} instructions in the {len(idle)} hottest "
+            f"matrix cores unused: 0 {_label(analysis)} instructions in the {len(idle)} hottest "
             f"GEMM-like kernel(s){share}: {names}",
             "run these products on the matrix cores: bf16/fp16 (or TF32) inputs, a BLAS call "
             "that picks an MFMA / WMMA / tensor-core kernel (hipBLASLt, rocBLAS, cuBLAS), not a "
@@ -102,10 +101,10 @@ def _matrix_unused(report: CounterReport, hot: list[KernelResult]) -> list[Findi
     ]
 
 
-def _lds_conflicts(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _lds_conflicts(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
-    what = "LDS" if report.family.vendor == "amd" else "shared-memory"
-    cycles = "LDS cycles" if report.family.vendor == "amd" else "shared-memory wavefronts"
+    what = "LDS" if analysis.family.vendor == "amd" else "shared-memory"
+    cycles = "LDS cycles" if analysis.family.vendor == "amd" else "shared-memory wavefronts"
     for k in hot:
         share = k.value("lds_bank_conflict_share")
         if share is None or share < LDS_CONFLICTS:
@@ -125,11 +124,11 @@ def _lds_conflicts(report: CounterReport, hot: list[KernelResult]) -> list[Findi
     return found
 
 
-def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _memory_bound(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
-        level = _bandwidth_level(report, point) if point and point.bound != "compute" else None
+        level = _bandwidth_level(analysis, point) if point and point.bound != "compute" else None
         if point is None or level is None:
             continue
         fraction, where = level
@@ -163,13 +162,13 @@ def _memory_bound(report: CounterReport, hot: list[KernelResult]) -> list[Findin
     return found
 
 
-def _bandwidth_level(report: CounterReport, point: Point) -> tuple[float, str] | None:
+def _bandwidth_level(analysis: CounterAnalysis, point: Point) -> tuple[float, str] | None:
     """(share, its wording): achieved ÷ the bandwidth roof in use, else ncu's own DRAM (or memory)
     throughput in % of its peak sustained, named as such."""
     if point.bandwidth_fraction is not None and point.bandwidth_ceiling:
         roof = fmt.rate(point.bandwidth_ceiling, "B/s")
         return point.bandwidth_fraction, (
-            f"{point.bandwidth_fraction:.0%} of the {_roof_kind(report)} DRAM bandwidth roof "
+            f"{point.bandwidth_fraction:.0%} of the {_roof_kind(analysis)} DRAM bandwidth roof "
             f"({roof})"
         )
     sol = point.ncu or {}
@@ -180,7 +179,7 @@ def _bandwidth_level(report: CounterReport, point: Point) -> tuple[float, str] |
     return None
 
 
-def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _compute_low(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         point = k.point
@@ -189,7 +188,7 @@ def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding
         sol = (point.ncu or {}).get("sm_throughput_pct_of_peak_sustained")
         if point.compute_fraction is not None:
             level = point.compute_fraction
-            where = (f"{level:.0%} of the {_roof_kind(report)} {point.precision} peak "
+            where = (f"{level:.0%} of the {_roof_kind(analysis)} {point.precision} peak "
                      f"({fmt.rate(point.compute_ceiling, 'FLOP/s')})")  # fmt: skip
         elif sol is not None:
             level, where = sol / 100, f"{sol:.3g}% of ncu's SM peak sustained rate"
@@ -211,7 +210,7 @@ def _compute_low(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     return found
 
 
-def _occupancy(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _occupancy(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         occ = k.occupancy
@@ -239,7 +238,7 @@ def _occupancy(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
     return found
 
 
-def _divergence(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
+def _divergence(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
     found = []
     for k in hot:
         lanes = k.value("valu_thread_efficiency")
@@ -259,15 +258,15 @@ def _divergence(report: CounterReport, hot: list[KernelResult]) -> list[Finding]
     return found
 
 
-def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding]:
-    if not report.kernels or any(k.point is not None and k.point.bound for k in hot):
+def _no_roofline(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Finding]:
+    if not analysis.kernels or any(k.point is not None and k.point.bound for k in hot):
         return []
-    top = report.kernels[0]
+    top = analysis.kernels[0]
     missing = {m for i in ("flops", "bytes_dram") for m in top.values[i].missing}
     if not missing:
         return []
     names = ", ".join(sorted(missing)[:8]) + (" ..." if len(missing) > 8 else "")
-    arch = report.arch or report.family.architectures[0]
+    arch = analysis.arch or analysis.family.architectures[0]
     return [
         finding(
             "roofline-needs-counters",
@@ -281,9 +280,9 @@ def _no_roofline(report: CounterReport, hot: list[KernelResult]) -> list[Finding
     ]
 
 
-def _roof_kind(report: CounterReport) -> str:
+def _roof_kind(analysis: CounterAnalysis) -> str:
     """user / measured / datasheet: the kind of the roofs in use."""
-    return report.ceilings.kind if report.ceilings else "unknown"
+    return analysis.ceilings.kind if analysis.ceilings else "unknown"
 
 
 def _share_text(kernels: list[KernelResult]) -> str:

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuscope.analysis._peaks import KIND as DATASHEET
-from gpuscope.analysis._peaks import peaks_for
 from gpuscope.errors import InputError
+from gpuscope.peaks import DATASHEET, MEASURED, Peaks, measured_for, named, peaks_for
 from gpuscope.trace.model import Device
 
 USER = "user"
-MEASURED = "measured"
 
 
 @dataclass(frozen=True)
@@ -113,48 +110,29 @@ def _pick(devices: list[Any], device: Device | None, path: str) -> Any:
 
 
 def _datasheet(device: Device | None) -> Ceilings | None:
-    peaks = peaks_for(device)
+    return _ceilings(peaks_for(device))
+
+
+def datasheet_named(name: str) -> Ceilings | None:
+    """The datasheet entry whose label or one of whose names is `name` (any case)."""
+    return _ceilings(named(name))
+
+
+def _ceilings(peaks: Peaks | None) -> Ceilings | None:
     if peaks is None:
         return None
     flops = {k: v * 1e12 for k, v in peaks.tflops.items()}
     return Ceilings(DATASHEET, peaks.label, peaks.source, peaks.bandwidth, flops)
 
 
-def datasheet_named(name: str) -> Ceilings | None:
-    """The datasheet entry whose label or one of whose names is `name` (any case)."""
-    text = resources.files("gpuscope").joinpath("data/peaks.json").read_text("utf-8")
-    wanted = name.strip().lower()
-    for entry in json.loads(text)["devices"]:
-        names = [entry["label"], *entry["names"]]
-        if wanted in (n.lower() for n in names):
-            flops = {k: float(v) * 1e12 for k, v in entry["tflops"].items()}
-            bandwidth = float(entry["bandwidth_gbs"]) * 1e9
-            return Ceilings(DATASHEET, entry["label"], entry["source"], bandwidth, flops)
-    return None
-
-
 def _bench(device: Device | None, cache: Path | None) -> dict[str, float] | None:
     """bench's measured peaks for a device of this name: {"bf16": FLOP/s, "bandwidth": B/s}."""
     if device is None or not device.name:
         return None
-    if cache is None:
-        from gpuscope.timing.throughput import cache_dir
-
-        cache = cache_dir() / "peaks.json"
-    try:
-        known = json.loads(cache.read_text("utf-8"))
-    except (OSError, ValueError):
+    measured = measured_for(device.name, cache)
+    if measured is None:
         return None
-    for key, entry in sorted(known.items()) if isinstance(known, dict) else []:
-        if str(key).split("|")[0] == device.name and isinstance(entry, dict):
-            try:
-                return {
-                    "bf16": float(entry["tflops"]) * 1e12,
-                    "bandwidth": float(entry["gbps"]) * 1e9,
-                }
-            except (KeyError, TypeError, ValueError):
-                return None
-    return None
+    return {"bf16": measured.tflops * 1e12, "bandwidth": measured.gbps * 1e9}
 
 
 def _combine(measured: dict[str, float], datasheet: Ceilings | None) -> Ceilings:

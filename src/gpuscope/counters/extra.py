@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis._finding import Finding
-from gpuscope.counters.report import CounterReport, analyse_counters
+from gpuscope.analysis import Finding
+from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
 from gpuscope.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "counters"
 
 
-def analyse(a: Analysis) -> CounterReport | None:
+def analyse(a: Analysis) -> CounterAnalysis | None:
     """None when the trace has no counter values."""
     if not a.trace.provides("counters") or not len(a.trace.counters):
         return None
@@ -31,13 +31,13 @@ def analyse(a: Analysis) -> CounterReport | None:
         return None
 
 
-def to_dict(result: CounterReport) -> dict[str, Any]:
+def to_dict(result: CounterAnalysis) -> dict[str, Any]:
     part = result.to_dict()
     del part["schema"], part["findings"]  # the findings join the report's own list
     return part
 
 
-def findings(a: Analysis, result: CounterReport) -> list[Finding]:
+def findings(a: Analysis, result: CounterAnalysis) -> list[Finding]:
     """The counter findings, but for `small-grid`: the launch-configuration analysis of the same
     trace (`analysis.launchconfig`) reports the grids, by the same rule, once."""
     return [f for f in result.findings if f["id"] != "small-grid"]

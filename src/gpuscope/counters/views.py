@@ -1,4 +1,4 @@
-"""The counter report (`CounterReport.to_dict()`) as document sections for every view.
+"""The counter report (`CounterAnalysis.to_dict()`) as document sections for every view.
 
 Views never compute: everything drawn here is a number the report holds, formatted by its unit.
 """

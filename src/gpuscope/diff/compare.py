@@ -19,7 +19,7 @@ from gpuscope.diff.kernels import KernelChange, atoms, match, movers
 from gpuscope.diff.significance import MIN_SAMPLES, Welch, welch
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 SCHEMA = "gpuscope.diff/1"
 

@@ -37,7 +37,7 @@ from gpuscope.diff.significance import MIN_SAMPLES, Welch, welch
 from gpuscope.trace.model import I64, KERNEL
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 MATCHES = ("exact", "name", "family", "shape", "arch", "op", "new", "vanished")
 MOVERS_SHARE = 0.9

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.analysis._kernel_names import name_parts
+from gpuscope.analysis import name_parts
 
 # a hex token: `0x` + 6 or more hex digits, or 12 or more hex digits holding a digit and a letter
 _HASH = re.compile(

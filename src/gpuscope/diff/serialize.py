@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.diff import summary
 from gpuscope.diff.compare import SCHEMA
 from gpuscope.diff.kernels import MATCHES, MOVERS_SHARE, KernelChange, Side
@@ -18,7 +18,7 @@ from gpuscope.diff.significance import ALPHA
 from gpuscope.diff.verdict import verdict
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.diff.compare import Diff
 
 NAMES_KEPT = 8  # kernel names listed per side of a change

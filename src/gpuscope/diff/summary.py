@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.categories import CATEGORIES
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 # metric -> what it is (shown as the row label); times end in _ns, shares in share/utilization
 METRICS = {

@@ -316,7 +316,7 @@ def _source_meta(item: _Input, events: TraceEvents) -> dict[str, Any]:
 
 
 def _metadata(plan: _Plan, sources: list[dict[str, Any]], events: int) -> dict[str, Any]:
-    from gpuscope import __version__
+    from gpuscope._version import __version__
 
     timeline: dict[str, Any] = {
         "clock": plan.domain or "the trace's own",

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuscope.errors import InputError
-from gpuscope.libtrace import hipblaslt, miopen, rocblas, tensile
-from gpuscope.libtrace._args import options, to_int
+from gpuscope.libtrace import hipblaslt, miopen, options, rocblas, tensile, to_int
 from gpuscope.libtrace.call import DTYPE_BYTES, Collective, ConvShape, LibraryCall
 from gpuscope.libtrace.table import MADENGINE_COLUMNS
 

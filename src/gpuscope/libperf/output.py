@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscope.analysis._comm_names import bus_factor
-from gpuscope.libperf._peaks import PeakTable
+from gpuscope.analysis.communication import bus_factor
 from gpuscope.libperf.configs import Comm, Config, Conv, Gemm, Opaque
 from gpuscope.libperf.result import Result
 from gpuscope.libtrace.table import MADENGINE_COLUMNS
 from gpuscope.output import writing
+from gpuscope.peaks import PeakTable
 
 SCHEMA = "gpuscope.libperf/1"
 GEMM_COLUMNS = (

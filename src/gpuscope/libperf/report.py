@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuscope.document.units import duration
-from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.configs import Config
 from gpuscope.libperf.output import SCHEMA, PerfRow, kind
 from gpuscope.libperf.replay import label
 from gpuscope.libperf.result import STATUS_KINDS
+from gpuscope.peaks import PeakTable
 
 THRESHOLD = 0.05  # a point-estimate pair within ±5 % is SAME
 

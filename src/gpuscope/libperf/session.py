@@ -13,8 +13,8 @@ from types import ModuleType
 from typing import Any
 
 from gpuscope.libperf import configs, output, replay, report
-from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.torch_replay import TorchReplay, owns_no_group, process_group
+from gpuscope.peaks import PeakTable
 
 
 @dataclass
@@ -43,7 +43,7 @@ def run(
     trace = configs.load(path)
     found = configs.dedupe(trace.calls)
     if torch is None and "torch" in options.backends:
-        from gpuscope.timing._torch import gpu_torch
+        from gpuscope.timing import gpu_torch
 
         torch = gpu_torch()
     replayer = group = None
@@ -75,7 +75,7 @@ def describe_device(torch: ModuleType | None, measure: bool) -> tuple[str, PeakT
     asked, the datasheet's for the rest."""
     if torch is None:
         return "no GPU visible to PyTorch", PeakTable(), []
-    from gpuscope.analysis._peaks import peaks_for
+    from gpuscope.peaks import peaks_for
     from gpuscope.timing.harness import environment
     from gpuscope.trace.model import Device
 

@@ -12,3 +12,7 @@ that makes each library log into the run directory, and `finish()` to write the 
 """
 
 from __future__ import annotations
+
+from gpuscope.libtrace._args import options, to_int
+
+__all__ = ["options", "to_int"]  # the parsers' argument helpers, shared with libperf's configs

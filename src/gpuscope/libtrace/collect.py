@@ -11,6 +11,7 @@ from gpuscope.libtrace.call import LibraryCall
 from gpuscope.libtrace.logfile import LogLines
 from gpuscope.libtrace.table import write_csv
 from gpuscope.libtrace.tracers import STREAM_FILES, TRACERS, Tracer
+from gpuscope.rank_folders import rank_folders
 
 CSV_NAME = "library_trace.csv"
 
@@ -83,8 +84,6 @@ class LibraryTraceCollector:
         return write_csv(path, calls, jobid=self.jobid, model=self.model, now=self._now())
 
     def _per_rank(self) -> list[LibraryCall]:
-        from gpuscope.tools.ranks import rank_folders
-
         calls: list[LibraryCall] = []
         for folder in rank_folders(self.run_dir):
             mine = list(parse_logs(folder, self.tracers, self.warnings))

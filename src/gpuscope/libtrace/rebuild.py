@@ -20,6 +20,7 @@ from gpuscope.libtrace.call import LibraryCall
 from gpuscope.libtrace.collect import parse_file
 from gpuscope.libtrace.nccl import looks_like_rccl
 from gpuscope.libtrace.tracers import STREAM_FILES, TRACERS, Tracer
+from gpuscope.rank_folders import rank_folders
 
 _COLLECTIVE_TOOLS = ("rccl_trace", "nccl_trace")
 _LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".yaml", ".stdout", ".stderr")
@@ -64,8 +65,6 @@ def _named(path: Path) -> Iterator[None]:
 def _run_dir_files(run_dir: Path) -> list[Path]:
     """A run directory's known log files (its ranks' folders' too); in any other directory,
     every log file in it."""
-    from gpuscope.tools.ranks import rank_folders
-
     folders = (run_dir, *rank_folders(run_dir))
     files = sorted({p for tr in TRACERS.values() for d in folders for p in tr.log_files(d)})
     if not files:

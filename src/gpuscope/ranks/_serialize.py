@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis._comm_names import KINDS
-from gpuscope.analysis._finding import us
+from gpuscope.analysis import us
+from gpuscope.analysis.communication import KINDS
 from gpuscope.ranks.job import Job
 from gpuscope.ranks.summary import RankSummary
 

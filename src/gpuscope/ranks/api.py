@@ -42,9 +42,9 @@ def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15
 def forget_heads() -> None:
     """Finding the sources cached file heads (trace._sniff, up to 32 MiB); the workers read the
     files themselves, so the driver lets them go."""
-    from gpuscope.trace import _sniff
+    from gpuscope.trace import forget_heads
 
-    _sniff.forget()
+    forget_heads()
 
 
 def analyze_job(

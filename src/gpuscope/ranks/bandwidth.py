@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscope.analysis._comm_names import bus_factor
+from gpuscope.analysis.communication import bus_factor
 from gpuscope.ranks.keys import Key
 from gpuscope.trace.model import I64
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._finding import us
+from gpuscope.analysis import us
 from gpuscope.document.units import time_ns
 
 if TYPE_CHECKING:

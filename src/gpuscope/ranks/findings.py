@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._comm_findings import label
-from gpuscope.analysis._comm_names import KINDS
-from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis import Finding, finding, us
+from gpuscope.analysis.communication import KINDS, label
 from gpuscope.document.units import time_ns
 from gpuscope.ranks.causes import (
     LateCause,

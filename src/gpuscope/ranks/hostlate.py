@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._comm_exposure import subtract
-from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis import merge, overlap_with, take
+from gpuscope.analysis.communication.exposure import subtract
 from gpuscope.trace.model import I64
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 
 @dataclass(frozen=True)

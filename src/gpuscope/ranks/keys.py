@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuscope.analysis._comm_names import KINDS
+from gpuscope.analysis.communication import KINDS
 from gpuscope.ranks.summary import RankSummary
 from gpuscope.trace.model import I64
 

@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._comm_exposure import subtract
-from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.communication import subtract
 from gpuscope.analysis.steps import complete_steps
 from gpuscope.ranks.hostlate import HostLate, host_late
 from gpuscope.trace.model import I64, KERNEL, Mask
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.analysis.communication import Communication
-    from gpuscope.analysis.report import Analysis
 
 
 @dataclass(frozen=True)
 class Calls:
-    """One row per communication kernel of the rank, in start order (`analysis._comm_calls`)."""
+    """One row per communication kernel of the rank, in start order (`communication.calls`)."""
 
-    kind: I64  # index into analysis._comm_names.KINDS
+    kind: I64  # index into analysis.communication.KINDS
     start: I64
     end: I64
     bytes: I64  # -1: unknown

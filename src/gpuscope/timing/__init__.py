@@ -1,9 +1,13 @@
 """The timing harness behind `gpuscope.bench` and `gpuscope.compare`.
 
-Pipeline: a `Sampler` (how to time: device events with a guard kernel, graph replay, the
+Pipeline: a `Timer` (how to time: device events with a guard kernel, graph replay, the
 profiler, or the host wall clock) → `loop` (how often: calibrate, warm up, stop on a CI target
 or a budget) → `Measurement` (raw samples + environment) → `stats` / `diagnostics` / `render`
-(derived). `ab` runs two samplers interleaved and gives a verdict with a bootstrap CI.
+(derived). `ab` runs two timers interleaved and gives a verdict with a bootstrap CI.
 
 Nothing here imports torch at module level: GPU code loads it on first use.
 """
+
+from gpuscope.timing._torch import gpu_torch, require_gpu_torch
+
+__all__ = ["gpu_torch", "require_gpu_torch"]

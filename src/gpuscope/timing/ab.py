@@ -26,7 +26,7 @@ from gpuscope.timing import loop
 from gpuscope.timing.bootstrap import RatioCI, ratio_ci
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.correctness import Correctness, compare_outputs, outputs_of, upcast
-from gpuscope.timing.harness import environment, make_sampler, resolve_mode
+from gpuscope.timing.harness import environment, make_timer, resolve_mode
 from gpuscope.timing.measurement import (
     SCHEMA,
     Environment,
@@ -35,7 +35,7 @@ from gpuscope.timing.measurement import (
     to_builtins,
 )
 from gpuscope.timing.options import BenchOptions, refuse_unknown
-from gpuscope.timing.sampler import Clock, Sampler
+from gpuscope.timing.timer import Clock, Timer
 
 FASTER, SLOWER, SAME, INCONCLUSIVE, INCORRECT = (
     "FASTER",
@@ -103,7 +103,7 @@ class CompareOptions:
     threshold: practical difference δ (0.01 = 1 %). block: samples per arm per round.
     reference: a float64 reference callable (inputs are upcast); rtol/atol override the
     dtype defaults. inputs_b: other inputs for B (default: the same as A).
-    samplers: (A, B) samplers to inject (tests, custom timers).
+    timers: (A, B) timers to inject (tests, custom timers).
     """
 
     mode: str = "auto"
@@ -125,7 +125,7 @@ class CompareOptions:
     reference: Callable[..., Any] | None = None
     flush_bytes: int | None = None
     device: int | None = None
-    samplers: tuple[Sampler, Sampler] | None = None
+    timers: tuple[Timer, Timer] | None = None
     clock: Clock | None = None
     env: Environment | None = None
 
@@ -198,7 +198,7 @@ def check(
 
 @dataclass
 class _Arm:
-    sampler: Sampler
+    timer: Timer
     name: str
     first_us: float = 0.0
     calls: int = 1
@@ -207,15 +207,15 @@ class _Arm:
     rounds: list[list[float]] = field(default_factory=list)
 
     def prepare(self, rule: loop.StopRule, clock: Clock, tick: loop.Tick) -> None:
-        self.first_us = self.sampler.first_call()
-        self.calls, seen = loop.calibrate(self.sampler)
-        warm, self.warm = loop.warm_up(self.sampler, self.calls, rule, clock, tick)
+        self.first_us = self.timer.first_call()
+        self.calls, seen = loop.calibrate(self.timer)
+        warm, self.warm = loop.warm_up(self.timer, self.calls, rule, clock, tick)
         self.warmup = seen + warm
 
     def block(self, size: int, tick: loop.Tick) -> None:
         values = []
         for _ in range(size):
-            values.append(self.sampler.sample(self.calls))
+            values.append(self.timer.sample(self.calls))
             tick()
         self.rounds.append(values)
 
@@ -234,13 +234,13 @@ def _timed(
     clock = opts.clock or time.perf_counter
     env = opts.env or environment(torch)
     monitor: Monitor = open_monitor(env, torch, clock) if torch is not None else NullMonitor()
-    samplers = opts.samplers or (
-        make_sampler(mode, torch, a, args_a, bench_opts),
-        make_sampler(mode, torch, b, args_b, bench_opts),
+    timers = opts.timers or (
+        make_timer(mode, torch, a, args_a, bench_opts),
+        make_timer(mode, torch, b, args_b, bench_opts),
     )
     arms = (
-        _Arm(samplers[0], _label(a, opts.names[0])),
-        _Arm(samplers[1], _label(b, opts.names[1])),
+        _Arm(timers[0], _label(a, opts.names[0])),
+        _Arm(timers[1], _label(b, opts.names[1])),
     )
     rule = bench_opts.stop_rule()
     start = clock()
@@ -301,11 +301,11 @@ def _measurement(
     reason: str,
     elapsed: float,
 ) -> Measurement:
-    s = arm.sampler
+    s = arm.timer
     return Measurement(
         name=arm.name,
         mode=s.mode,
-        timer=s.timer,
+        timer=s.name,
         samples_us=tuple(v for block in arm.rounds for v in block),
         calls_per_sample=arm.calls,
         stop_reason=reason,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from gpuscope.timing.measurement import ClockSample, Environment
-from gpuscope.timing.sampler import Clock
+from gpuscope.timing.timer import Clock
 
 # NVML clock-event ("throttle") reasons that mean the SM clock was held below what it could run
 SW_POWER_CAP = 0x4

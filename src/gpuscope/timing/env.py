@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.timing.measurement import Environment
 
 

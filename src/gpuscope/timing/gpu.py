@@ -1,4 +1,4 @@
-"""Device-event samplers (hot, cold, graph) for callables that launch work through PyTorch.
+"""Device-event timers (hot, cold, graph) for callables that launch work through PyTorch.
 
 Each sample is: [flush] → guard kernel → start event → N calls → end event → wait on the end
 event. The guard (a calibrated spin kernel, like NVBench's blocking kernel) keeps the GPU busy
@@ -68,11 +68,11 @@ class Guard:
         return self._sleep is not None and bool(self._done.query())
 
 
-class EventSampler:
+class EventTimer:
     """Hot mode: N back-to-back calls per sample on warm caches."""
 
     mode = "hot"
-    timer = EVENT_TIMER
+    name = EVENT_TIMER
     fixed_calls: int | None = None
     min_sample_us = 500.0
     max_calls = 256
@@ -90,7 +90,7 @@ class EventSampler:
         self._end = torch.cuda.Event(enable_timing=True)
         self._guard = Guard(torch)
         if not self._guard.available:
-            self.timer = self.timer.replace("+guard", "")
+            self.name = self.name.replace("+guard", "")
         self._host: list[float] = []
         self._device_us = 0.0  # per-call device time of the last sample
         self._underruns = 0
@@ -193,7 +193,7 @@ def flush_bytes_for(torch: ModuleType, device: int) -> int:
     return max(2 * l2, floor)
 
 
-class ColdSampler(EventSampler):
+class ColdTimer(EventTimer):
     """Cold mode: one call per sample after a cache flush enqueued ahead of the guard."""
 
     mode = "cold"
@@ -216,11 +216,11 @@ class ColdSampler(EventSampler):
         self._buffer.zero_()
 
 
-class GraphSampler(EventSampler):
+class GraphTimer(EventTimer):
     """Graph mode: N calls captured in one CUDA/HIP graph; each sample times one replay."""
 
     mode = "graph"
-    timer = GRAPH_TIMER
+    name = GRAPH_TIMER
 
     def __init__(
         self,

@@ -23,13 +23,14 @@ from types import ModuleType
 from typing import Any
 
 from gpuscope.errors import InputError
+from gpuscope.peaks import Measured
 from gpuscope.timing import loop, sustain
 from gpuscope.timing._torch import gpu_torch, require_gpu_torch
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.env import cpu_environment, gpu_environment
-from gpuscope.timing.measurement import Environment, Measurement, Peaks, PowerState, Work
+from gpuscope.timing.measurement import Environment, Measurement, PowerState, Work
 from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, GPU_MODES, BenchOptions
-from gpuscope.timing.sampler import Clock, CpuSampler, Sampler
+from gpuscope.timing.timer import Clock, CpuTimer, Timer
 
 _KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
 
@@ -56,8 +57,8 @@ def bench(fn: Callable[..., Any], *args: Any, **options: Any) -> Measurement:
             assert torch is not None
             m = _bench_kernel(torch, fn, args, opts, env, clock, monitor)
         else:
-            sampler = opts.sampler or make_sampler(mode, torch, fn, args, opts)
-            m = _bench_events(sampler, fn, opts, env, clock, monitor)
+            timer = opts.timer or make_timer(mode, torch, fn, args, opts)
+            m = _bench_events(timer, fn, opts, env, clock, monitor)
             if _auto_to_kernel(opts, m, torch):
                 assert torch is not None
                 m = _retime_by_kernel(torch, fn, args, opts, env, clock, monitor, m)
@@ -71,7 +72,7 @@ def _monitor(env: Environment, torch: ModuleType | None, clock: Clock) -> Monito
 def _auto_to_kernel(opts: BenchOptions, hot: Measurement, torch: ModuleType | None) -> bool:
     return (
         opts.mode == "auto"
-        and opts.sampler is None
+        and opts.timer is None
         and torch is not None
         and hot.mode == "hot"
         and hot.median_us < AUTO_KERNEL_BELOW_US
@@ -118,8 +119,8 @@ def _retime_by_kernel(
 
 def resolve_mode(opts: BenchOptions) -> tuple[str, ModuleType | None]:
     """The mode to run and torch when a GPU mode needs it."""
-    if opts.sampler is not None:
-        return opts.sampler.mode, None
+    if opts.timer is not None:
+        return opts.timer.mode, None
     if opts.mode == "auto":
         torch = gpu_torch()
         return (DEFAULT_GPU_MODE, torch) if torch is not None else ("cpu", None)
@@ -143,23 +144,23 @@ def environment(torch: ModuleType | None) -> Environment:
     return gpu_environment(torch, int(torch.cuda.current_device()))
 
 
-def make_sampler(
+def make_timer(
     mode: str,
     torch: ModuleType | None,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     opts: BenchOptions,
-) -> Sampler:
-    """The sampler for `mode` (torch is None only for "cpu")."""
+) -> Timer:
+    """The timer for `mode` (torch is None only for "cpu")."""
     if mode == "cpu" or torch is None:
-        return CpuSampler(fn, args, opts.kwargs)
+        return CpuTimer(fn, args, opts.kwargs)
     from gpuscope.timing import gpu
 
     if mode == "cold":
-        return gpu.ColdSampler(torch, fn, args, opts.kwargs, opts.flush_bytes)
+        return gpu.ColdTimer(torch, fn, args, opts.kwargs, opts.flush_bytes)
     if mode == "graph":
-        return gpu.GraphSampler(torch, fn, args, opts.kwargs)
-    return gpu.EventSampler(torch, fn, args, opts.kwargs)
+        return gpu.GraphTimer(torch, fn, args, opts.kwargs)
+    return gpu.EventTimer(torch, fn, args, opts.kwargs)
 
 
 def _name(fn: Callable[..., Any], opts: BenchOptions) -> str:
@@ -167,31 +168,29 @@ def _name(fn: Callable[..., Any], opts: BenchOptions) -> str:
 
 
 def _bench_events(
-    sampler: Sampler,
+    timer: Timer,
     fn: Callable[..., Any],
     opts: BenchOptions,
     env: Environment,
     clock: Clock,
     monitor: Monitor,
 ) -> Measurement:
-    first = sampler.first_call()
+    first = timer.first_call()
     monitor.poll(force=True)
     power: PowerState | None = None
-    if sampler.mode in GPU_MODES:
-        out = sustain.run(
-            sampler, opts.stop_rule(), opts.sustain_rule(), opts.state, clock, monitor
-        )
+    if timer.mode in GPU_MODES:
+        out = sustain.run(timer, opts.stop_rule(), opts.sustain_rule(), opts.state, clock, monitor)
         got, power = out.sampled, out.power
     else:
-        got = loop.run(sampler, opts.stop_rule(), clock, monitor.poll)
+        got = loop.run(timer, opts.stop_rule(), clock, monitor.poll)
     monitor.poll(force=True)
     recorded = opts.recorded()
-    if hasattr(sampler, "flush_bytes"):
-        recorded["flush_bytes"] = int(sampler.flush_bytes)
+    if hasattr(timer, "flush_bytes"):
+        recorded["flush_bytes"] = int(timer.flush_bytes)
     return Measurement(
         name=_name(fn, opts),
-        mode=sampler.mode,
-        timer=sampler.timer,
+        mode=timer.mode,
+        timer=timer.name,
         samples_us=got.samples,
         calls_per_sample=got.calls,
         stop_reason=got.stop_reason,
@@ -202,8 +201,8 @@ def _bench_events(
         warmup_us=got.warmup,
         warmup_converged=got.warmup_converged,
         options=recorded,
-        host_us_per_call=sampler.host_us_per_call(),
-        guard_underruns=sampler.guard_underruns(),
+        host_us_per_call=timer.host_us_per_call(),
+        guard_underruns=timer.guard_underruns(),
         clock_source=monitor.source,
         clocks=monitor.samples(),
         power=power,
@@ -221,10 +220,10 @@ def _bench_kernel(
     load: bool = True,
 ) -> Measurement:
     """Profile one batch of calls; with state sustained/both (and `load`), after a load phase
-    on the hot sampler, so a power-limited callable is profiled at its sustained clock."""
+    on the hot timer, so a power-limited callable is profiled at its sustained clock."""
     from gpuscope.timing import gpu, kernel
 
-    hot = gpu.EventSampler(torch, fn, args, opts.kwargs)
+    hot = gpu.EventTimer(torch, fn, args, opts.kwargs)
     rule = opts.stop_rule()
     start = clock()
     first = hot.first_call()
@@ -264,7 +263,7 @@ def _bench_kernel(
 
 
 def _kernel_load(
-    hot: Sampler,
+    hot: Timer,
     warm: list[float],
     per_call: float,
     opts: BenchOptions,
@@ -302,7 +301,7 @@ def _with_work(m: Measurement, torch: ModuleType | None, opts: BenchOptions) -> 
     import msgspec
 
     work = Work(flops=opts.flops, bytes=opts.bytes)
-    peaks: Peaks | None = None
+    peaks: Measured | None = None
     if torch is not None and opts.peaks and m.env.vendor != "cpu":
         from gpuscope.timing.peaks import device_peaks
 

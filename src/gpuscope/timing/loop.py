@@ -1,7 +1,7 @@
 """The sampling loop: calibrate calls per sample, warm up until timings converge, then sample
 until the median's confidence interval is tight enough or the time budget is spent.
 
-Pure logic over a `Sampler` and a `Clock`, so every rule here is tested with scripted values.
+Pure logic over a `Timer` and a `Clock`, so every rule here is tested with scripted values.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuscope.timing.sampler import Clock, Sampler
 from gpuscope.timing.stats import median_ci, quantile, relative_halfwidth
+from gpuscope.timing.timer import Clock, Timer
 
 Tick = Callable[[], None]
 
@@ -58,14 +58,14 @@ def calls_for(per_call_us: float, min_sample_us: float, max_calls: int) -> int:
     return max(1, min(max_calls, math.ceil(min_sample_us / per_call_us)))
 
 
-def calibrate(sampler: Sampler) -> tuple[int, list[float]]:
+def calibrate(timer: Timer) -> tuple[int, list[float]]:
     """Pick calls per sample; return it with the per-call values seen while calibrating."""
-    if sampler.fixed_calls is not None:
-        return sampler.fixed_calls, []
+    if timer.fixed_calls is not None:
+        return timer.fixed_calls, []
     calls, seen = 1, []
     for _ in range(4):
-        seen.append(sampler.sample(calls))
-        need = calls_for(seen[-1], sampler.min_sample_us, sampler.max_calls)
+        seen.append(timer.sample(calls))
+        need = calls_for(seen[-1], timer.min_sample_us, timer.max_calls)
         if need <= calls:
             break
         calls = need
@@ -84,13 +84,13 @@ def converged(values: list[float], window: int, tol: float) -> bool:
 
 
 def warm_up(
-    sampler: Sampler, calls: int, rule: StopRule, clock: Clock, tick: Tick
+    timer: Timer, calls: int, rule: StopRule, clock: Clock, tick: Tick
 ) -> tuple[list[float], bool]:
     """Sample until two consecutive windows agree; False when the warm-up budget ran out."""
     values: list[float] = []
     start = clock()
     while len(values) < rule.max_warmup:
-        values.append(sampler.sample(calls))
+        values.append(timer.sample(calls))
         tick()
         if converged(values, rule.warmup_window, rule.warmup_tol):
             return values, True
@@ -106,14 +106,14 @@ def ci_halfwidth(ordered: list[float], level: float) -> float:
 
 
 def collect(
-    sampler: Sampler, calls: int, rule: StopRule, clock: Clock, tick: Tick
+    timer: Timer, calls: int, rule: StopRule, clock: Clock, tick: Tick
 ) -> tuple[list[float], str]:
     """Sample until the CI target, the budget or the sample cap; return samples and why it ended."""
     values: list[float] = []
     ordered: list[float] = []
     start = clock()
     while True:
-        value = sampler.sample(calls)
+        value = timer.sample(calls)
         tick()
         values.append(value)
         bisect.insort(ordered, value)
@@ -126,13 +126,13 @@ def collect(
             return values, STOP_MAX
 
 
-def run(sampler: Sampler, rule: StopRule, clock: Clock, tick: Tick | None = None) -> Sampled:
+def run(timer: Timer, rule: StopRule, clock: Clock, tick: Tick | None = None) -> Sampled:
     """Calibrate, warm up and collect. The first call is the caller's business (timed apart)."""
     tick = tick or (lambda: None)
     start = clock()
-    calls, seen = calibrate(sampler)
-    warm, ok = warm_up(sampler, calls, rule, clock, tick)
-    values, reason = collect(sampler, calls, rule, clock, tick)
+    calls, seen = calibrate(timer)
+    warm, ok = warm_up(timer, calls, rule, clock, tick)
+    values, reason = collect(timer, calls, rule, clock, tick)
     return Sampled(
         samples=tuple(values),
         warmup=tuple(seen + warm),

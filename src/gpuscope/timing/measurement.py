@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from gpuscope.errors import InputError
+from gpuscope.peaks import Measured
 from gpuscope.timing.stats import Stats, summarize
 
 SCHEMA = "gpuscope.bench/1"
@@ -103,15 +104,6 @@ class Work(msgspec.Struct, frozen=True, kw_only=True):
     bytes: float | None = None
 
 
-class Peaks(msgspec.Struct, frozen=True, kw_only=True):
-    """The device's attainable rates, measured once with a large matmul and a large copy."""
-
-    device: str
-    tflops: float
-    gbps: float
-    method: str
-
-
 class Rates(msgspec.Struct, frozen=True, kw_only=True):
     """Throughput at the median time, with the fraction of the measured peak where known."""
 
@@ -152,7 +144,7 @@ class Measurement(msgspec.Struct, frozen=True, kw_only=True):
     clocks: tuple[ClockSample, ...] = ()
     power: PowerState | None = None
     work: Work | None = None
-    peaks: Peaks | None = None
+    peaks: Measured | None = None
 
     @property
     def stats(self) -> Stats:
@@ -171,7 +163,7 @@ class Measurement(msgspec.Struct, frozen=True, kw_only=True):
         return rates(self.work, self.median_us, self.peaks)
 
 
-def rates(work: Work, median_us: float, peaks: Peaks | None) -> Rates:
+def rates(work: Work, median_us: float, peaks: Measured | None) -> Rates:
     """Rates of `work` done in `median_us`; fractions of `peaks` when measured."""
     seconds = median_us * 1e-6
     tflops = work.flops / seconds / 1e12 if work.flops and seconds > 0 else None

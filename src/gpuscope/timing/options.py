@@ -10,8 +10,8 @@ from gpuscope.errors import ConfigError
 from gpuscope.timing.clocks import Monitor
 from gpuscope.timing.loop import StopRule
 from gpuscope.timing.measurement import Environment, OptionValue
-from gpuscope.timing.sampler import Clock, Sampler
 from gpuscope.timing.sustain import DEFAULT_STATE, STATES, SustainRule
+from gpuscope.timing.timer import Clock, Timer
 
 MODES = ("auto", "hot", "cold", "graph", "kernel", "cpu")
 GPU_MODES = ("hot", "cold", "graph", "kernel")
@@ -47,7 +47,7 @@ class BenchOptions:
     at its sustained, power-capped speed, then sample — what a real loop gets), "burst" (a short
     run only: boost clocks for heavy kernels) or "both" (burst samples, then the sustained ones
     reported, the burst kept beside them). sustain_budget_s: the longest load phase.
-    sampler, clock, env, monitor: injection points for tests and custom timers.
+    timer, clock, env, monitor: injection points for tests and custom timers.
     """
 
     mode: str = "auto"
@@ -68,7 +68,7 @@ class BenchOptions:
     state: str = DEFAULT_STATE
     sustain_budget_s: float = SustainRule.budget_s
     device: int | None = None
-    sampler: Sampler | None = None
+    timer: Timer | None = None
     clock: Clock | None = None
     env: Environment | None = None
     monitor: Monitor | None = None

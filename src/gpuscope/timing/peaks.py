@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gpuscope.timing.measurement import Environment, Peaks
+from gpuscope.peaks import Measured
+from gpuscope.timing.measurement import Environment
 from gpuscope.timing.throughput import PEAK_COPY_BYTES, PEAK_MATMUL_N, cached_peaks
 
 
-def measure_peaks(torch: ModuleType, env: Environment) -> Peaks:
+def measure_peaks(torch: ModuleType, env: Environment) -> Measured:
     """bf16 N³ matmul on random data and a device-to-device copy, both timed in hot mode, in the
     burst state: a peak is the most the device attains (boost clocks), as a datasheet's is; a
     power-capped loop of such matmuls gets less (docs/bench.md, "Burst or sustained")."""
@@ -22,7 +23,7 @@ def measure_peaks(torch: ModuleType, env: Environment) -> Peaks:
     src = torch.randint(0, 255, (PEAK_COPY_BYTES,), dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     cp = bench(dst.copy_, src, mode="hot", state="burst", budget_s=0.5, env=env)
-    return Peaks(
+    return Measured(
         device=env.device,
         tflops=2 * n**3 / (mm.median_us * 1e-6) / 1e12,
         gbps=2 * PEAK_COPY_BYTES / (cp.median_us * 1e-6) / 1e9,
@@ -33,6 +34,6 @@ def measure_peaks(torch: ModuleType, env: Environment) -> Peaks:
     )
 
 
-def device_peaks(torch: ModuleType, env: Environment) -> Peaks:
+def device_peaks(torch: ModuleType, env: Environment) -> Measured:
     """Cached peaks of `env`'s device, measured on first use."""
     return cached_peaks(env, lambda: measure_peaks(torch, env))

@@ -33,7 +33,7 @@ the settled value from the first second on; a median of such a window lands on e
 (−6 … −1 % in the first 5 s). Stopping when a window's median agrees with its mean keeps the
 reported median (of the samples that follow) on the loop's throughput.
 
-Pure logic over a `Sampler`, a `Clock` and a `Monitor`: tested with scripted series.
+Pure logic over a `Timer`, a `Clock` and a `Monitor`: tested with scripted series.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from gpuscope.timing import loop
 from gpuscope.timing.clocks import SW_POWER_CAP, Monitor, slowdowns
 from gpuscope.timing.measurement import ClockSample, PowerState
-from gpuscope.timing.sampler import Clock, Sampler
+from gpuscope.timing.timer import Clock, Timer
 
 STATES = ("sustained", "burst", "both")
 DEFAULT_STATE = "sustained"
@@ -152,7 +152,7 @@ class _LoadPhase:
 
     def __init__(
         self,
-        sampler: Sampler,
+        timer: Timer,
         calls: int,
         burst_us: float,
         burst_mhz: float | None,
@@ -160,7 +160,7 @@ class _LoadPhase:
         clock: Clock,
         monitor: Monitor,
     ) -> None:
-        self.sampler, self.calls, self.rule = sampler, calls, rule
+        self.timer, self.calls, self.rule = timer, calls, rule
         self.burst_us, self.burst_mhz = burst_us, burst_mhz
         self.clock, self.monitor = clock, monitor
         self.start = clock()
@@ -191,7 +191,7 @@ class _LoadPhase:
         return self.rule.probe_s if instant else max(self.rule.probe_s, self.rule.probe_average_s)
 
     def step(self) -> str | None:
-        self.values.append(self.sampler.sample(self.calls))
+        self.values.append(self.timer.sample(self.calls))
         self.monitor.poll()
         t = self.elapsed()
         closed = t >= self._next_window
@@ -223,18 +223,16 @@ class _LoadPhase:
 
 
 class Streamed:
-    """A sampler seen through its `stream()` (hot mode, device-bound calls: `gpu.EventSampler`):
+    """A timer seen through its `stream()` (hot mode, device-bound calls: `gpu.EventTimer`):
     samples back to back with no gap, as in a real loop; `close()` waits for the one in flight.
-    Any other sampler passes through unchanged."""
+    Any other timer passes through unchanged."""
 
-    def __init__(self, sampler: Sampler) -> None:
-        self.inner = sampler
-        self.streaming = bool(getattr(sampler, "device_bound", False)) and hasattr(
-            sampler, "stream"
-        )
-        self.mode, self.timer = sampler.mode, sampler.timer
-        self.fixed_calls, self.max_calls = sampler.fixed_calls, sampler.max_calls
-        self.min_sample_us = sampler.min_sample_us
+    def __init__(self, timer: Timer) -> None:
+        self.inner = timer
+        self.streaming = bool(getattr(timer, "device_bound", False)) and hasattr(timer, "stream")
+        self.mode, self.name = timer.mode, timer.name
+        self.fixed_calls, self.max_calls = timer.fixed_calls, timer.max_calls
+        self.min_sample_us = timer.min_sample_us
 
     def first_call(self) -> float:
         return self.inner.first_call()
@@ -260,7 +258,7 @@ class Streamed:
 
 
 def load(
-    sampler: Sampler,
+    timer: Timer,
     calls: int,
     burst: Sequence[float],
     rule: SustainRule,
@@ -270,7 +268,7 @@ def load(
 ) -> Load:
     """Sample back to back until the state is known and, if limited, stable (module doc)."""
     burst_us = statistics.median(burst) if burst else 0.0
-    phase = _LoadPhase(sampler, calls, burst_us, burst_mhz, rule, clock, monitor)
+    phase = _LoadPhase(timer, calls, burst_us, burst_mhz, rule, clock, monitor)
     stop = None
     while stop is None:
         stop = phase.step()
@@ -285,11 +283,11 @@ def load(
     )
 
 
-def load_calls(sampler: Sampler, per_call_us: float, rule: SustainRule) -> int:
+def load_calls(timer: Timer, per_call_us: float, rule: SustainRule) -> int:
     """Calls per sample under load: samples of ~`rule.sample_us` (fixed-call modes keep theirs)."""
-    if sampler.fixed_calls is not None:
-        return sampler.fixed_calls
-    return loop.calls_for(per_call_us, rule.sample_us, sampler.max_calls)
+    if timer.fixed_calls is not None:
+        return timer.fixed_calls
+    return loop.calls_for(per_call_us, rule.sample_us, timer.max_calls)
 
 
 def reported_state(stop: str) -> str:
@@ -297,7 +295,7 @@ def reported_state(stop: str) -> str:
 
 
 def run(
-    sampler: Sampler,
+    timer: Timer,
     rule: loop.StopRule,
     srule: SustainRule,
     state: str,
@@ -306,18 +304,18 @@ def run(
 ) -> Outcome:
     """calibrate → warm up → [burst samples] → load → samples, for `state` (STATES)."""
     start = clock()
-    calls, seen = loop.calibrate(sampler)
-    warm, ok = loop.warm_up(sampler, calls, rule, clock, monitor.poll)
+    calls, seen = loop.calibrate(timer)
+    warm, ok = loop.warm_up(timer, calls, rule, clock, monitor.poll)
     burst, burst_stop = warm, loop.STOP_FIXED
     if state in (BURST, "both"):
-        burst, burst_stop = loop.collect(sampler, calls, rule, clock, monitor.poll)
+        burst, burst_stop = loop.collect(timer, calls, rule, clock, monitor.poll)
     before = [r for r in monitor.samples() if r.t_s < clock()]
     if state == BURST:
         power = burst_power(warm + burst, before, srule, monitor.power_limit_w)
         return Outcome(_sampled(burst, seen + warm, ok, calls, burst_stop, clock() - start), power)
     per_call = statistics.median(burst) if burst else 1.0
-    loaded = Streamed(sampler)
-    calls_loaded = load_calls(sampler, per_call, srule)
+    loaded = Streamed(timer)
+    calls_loaded = load_calls(timer, per_call, srule)
     phase = load(loaded, calls_loaded, burst, srule, clock, monitor, max_mhz(before))
     sampled_from = clock()
     if phase.stop == STOP_NO_LIMIT:
@@ -325,7 +323,7 @@ def run(
     if phase.stop == STOP_NO_LIMIT and state == "both":
         values, stop, n = burst, burst_stop, calls
     elif phase.stop == STOP_NO_LIMIT:
-        values, stop = loop.collect(sampler, calls, rule, clock, monitor.poll)
+        values, stop = loop.collect(timer, calls, rule, clock, monitor.poll)
         n = calls
     else:  # right on, in the same samples: a pause lets the clock back up
         held = dataclasses.replace(

@@ -1,4 +1,5 @@
-"""Work per call → TFLOP/s and GB/s, and the device's peaks (measured once, cached per device).
+"""Work per call → TFLOP/s and GB/s, and the device's peaks (measured once, cached per device:
+the cache is `gpuscope.peaks.measured`).
 
 >>> transformer_flops(seq=2048, hidden=4096)  # one layer, forward
 893353197568.0
@@ -6,13 +7,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-import msgspec
-
-from gpuscope.timing.measurement import Environment, Peaks
+from gpuscope.peaks import Measured, cached
+from gpuscope.timing.measurement import Environment
 
 PEAK_MATMUL_N = 8192  # bf16 N×N×N matmul for the compute peak
 PEAK_COPY_BYTES = 1 << 30  # device-to-device copy for the bandwidth peak (read + write counted)
@@ -29,36 +28,12 @@ def transformer_flops(seq: int, hidden: int, layers: int = 1) -> float:
     return layers * per_layer
 
 
-def cache_dir() -> Path:
-    """$GPUSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/gpuscope, else ~/.cache/gpuscope."""
-    explicit = os.environ.get("GPUSCOPE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpuscope"
-
-
 def peaks_key(env: Environment) -> str:
     return "|".join(str(x) for x in (env.device, env.driver, env.runtime, env.torch))
 
 
-def _read_cache(path: Path) -> dict[str, Peaks]:
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=dict[str, Peaks])
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return {}
-
-
-def cached_peaks(env: Environment, measure: Callable[[], Peaks], path: Path | None = None) -> Peaks:
+def cached_peaks(
+    env: Environment, measure: Callable[[], Measured], path: Path | None = None
+) -> Measured:
     """Peaks of `env`'s device from the cache file, measuring (and storing) them on a miss."""
-    path = path or cache_dir() / "peaks.json"
-    known = _read_cache(path)
-    key = peaks_key(env)
-    if key not in known:
-        known[key] = measure()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(msgspec.json.encode(known))
-        except OSError:
-            pass  # a read-only home only costs a re-measure next time
-    return known[key]
+    return cached(peaks_key(env), measure, path)

@@ -36,7 +36,7 @@ def analyze_folder(folder: Path, notes: Notes, tool: str) -> Path | None:
 
 
 def _report(source: Any, notes: Notes, tool: str) -> dict[str, Any] | None:
-    from gpuscope.analysis.report import analyze
+    from gpuscope.analysis.analyze import analyze
     from gpuscope.trace.registry import read_source
 
     try:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuscope.rank_folders import rank_folders
 from gpuscope.tools import _rank_hook
 
 HOOK_DIR = ".gpuscope/rank_hook"
@@ -95,12 +96,6 @@ def child_env(
         "GPUSCOPE_HOST_SAMPLERS": json.dumps(list(samplers)),
         "GPUSCOPE_PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
-
-
-def rank_folders(run_dir: Path) -> list[Path]:
-    """The `rank<R>/` folders of a run, by rank."""
-    found = [p for p in run_dir.glob("rank*") if p.is_dir() and p.name[4:].isdigit()]
-    return sorted(found, key=lambda p: int(p.name[4:]))
 
 
 Rows = list[dict[str, Any]]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
 from gpuscope.tools import aftermath, command
 from gpuscope.tools.child import (

@@ -279,6 +279,14 @@ class Device:
     compute_units: int = 0  # CUs (AMD) or SMs (NVIDIA); 0 when unknown
 
 
+def device_of(devices: tuple[Device, ...], device_id: int) -> Device | None:
+    """The trace's device with this id (the only one when the trace names just one)."""
+    for device in devices:
+        if device.id == device_id:
+            return device
+    return devices[0] if len(devices) == 1 else None
+
+
 @dataclass(frozen=True)
 class TraceMeta:
     """Where a trace came from and what it is; `warnings` say what the reader had to repair.

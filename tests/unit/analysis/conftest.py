@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 
@@ -25,8 +25,7 @@ ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateGr
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    modules = ("gpuscope.analysis.steps", "gpuscope.analysis.coldstart")
-    monkeypatch.setattr(extras_mod, "MODULES", modules)
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.steps, extras_mod.coldstart])
 
 
 def part(a: Analysis) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from rich.console import Console
 
 from gpuscope.analysis import communication
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis._comm_names import bus_factor, parse_kernel, record_kind
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.categories import CATEGORIES
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.communication.names import bus_factor, parse_kernel, record_kind
 from gpuscope.trace.model import KERNEL
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis import comm_builder as cb
@@ -32,7 +32,7 @@ SAMPLED = "hta__a100_sampled_rank-0.json.gz"
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run this analysis alone, so that the other extras (written alongside) cannot interfere."""
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.communication",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.communication])
 
 
 def reference(name: str) -> Analysis:

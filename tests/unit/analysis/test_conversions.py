@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.conversions import LAYOUT_OPS
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 
@@ -25,7 +25,7 @@ BF16, F32, F16 = "c10::BFloat16", "float", "c10::Half"
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.conversions",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.conversions])
 
 
 def part(a: Analysis) -> dict[str, Any]:

@@ -18,8 +18,8 @@ import pytest
 from gpuscope.analysis import extras as extras_mod
 from gpuscope.analysis._flops import work
 from gpuscope.analysis._opinputs import Inputs
-from gpuscope.analysis._peaks import _table, peaks_for
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.peaks import peaks_for, table
 from gpuscope.trace.model import Device
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
@@ -32,7 +32,7 @@ H200_BW = 4.8e12
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.efficiency",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.efficiency])
 
 
 def part(a: Analysis) -> dict[str, Any]:
@@ -218,10 +218,10 @@ def test_peak_table_is_dense_and_unambiguous() -> None:
     keep the dense ratios (TF32 = half of FP16, FP8 = twice FP16; the L40S datasheet's own
     figures are 1 % off those ratios)."""
     owners = Counter(
-        (name.lower(), entry.get("compute_units")) for entry in _table() for name in entry["names"]
+        (name.lower(), entry.get("compute_units")) for entry in table() for name in entry["names"]
     )
     assert [key for key, count in owners.items() if count > 1] == []
-    for entry in _table():
+    for entry in table():
         t = entry["tflops"]
         if entry["label"].startswith("NVIDIA") and "tf32" in t:
             assert t["tf32"] == pytest.approx(t["fp16"] / 2, rel=0.02), entry["label"]

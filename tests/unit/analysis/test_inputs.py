@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gpuscope.analysis.report import analyze
+from gpuscope.analysis.analyze import analyze
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace.model import API, DTOH, HTOD, KERNEL, MEMCPY, MEMSET, RUNTIME, Device, Trace
 from tests.views import render_html, render_markdown, render_terminal

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.document.units import duration
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
@@ -29,7 +29,7 @@ H200_RATIO = 989.5 / 67.0  # dense bf16 tensor peak over plain FP32, H200 SXM da
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.patterns",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.patterns])
 
 
 def found(a: Analysis) -> dict[str, dict[str, Any]]:

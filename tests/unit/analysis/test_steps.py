@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.report import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 
@@ -25,7 +25,7 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 @pytest.fixture(autouse=True)
 def only_this_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras_mod, "MODULES", ("gpuscope.analysis.steps",))
+    monkeypatch.setattr(extras_mod, "modules", lambda: [extras_mod.steps])
 
 
 def part(a: Analysis) -> dict[str, Any]:

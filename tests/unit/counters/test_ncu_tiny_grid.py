@@ -21,7 +21,7 @@ import pytest
 
 import gpuscope
 from gpuscope.analysis.grid import FIXED_NS, WARNING_SHARE
-from gpuscope.counters.report import CounterReport, analyse_counters
+from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
 from gpuscope.counters.views import counters_document
 from gpuscope.report import markdown
 from gpuscope.trace.registry import read_trace
@@ -64,11 +64,11 @@ def _dims(text: str) -> list[int]:
     return [int(v) for v in text.strip("()").split(",")]
 
 
-def _report(path: Path, **options: Any) -> CounterReport:
+def _report(path: Path, **options: Any) -> CounterAnalysis:
     return analyse_counters([read_trace(str(path))], **options)
 
 
-def _by_grid(report: CounterReport) -> dict[int, dict[str, Any]]:
+def _by_grid(report: CounterAnalysis) -> dict[int, dict[str, Any]]:
     return {k["grid"][0]: k for k in report.to_dict()["kernels"]}
 
 

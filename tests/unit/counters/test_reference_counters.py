@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis.grid import FIXED_NS, INFO_SHARE, WARNING_SHARE
-from gpuscope.counters.report import CounterReport, analyse_counters
+from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
 from gpuscope.trace.registry import find_sources, read_source
 from tests.unit.trace.reference import reference_file
 
@@ -27,12 +27,12 @@ PMC = "rocprof-v1/hpctraining-finite-difference-mi250/xr_laplacian_dp_kernel1_pm
 REL = 1e-9
 
 
-def _analyse(path: Path, **options: Any) -> CounterReport:
+def _analyse(path: Path, **options: Any) -> CounterAnalysis:
     traces = [read_source(s) for s in find_sources(str(path))]
     return analyse_counters(traces, **options)
 
 
-def _kernel(report: CounterReport, name: str) -> dict[str, Any]:
+def _kernel(report: CounterAnalysis, name: str) -> dict[str, Any]:
     return next(k for k in report.to_dict()["kernels"] if k["name"] == name)
 
 
@@ -61,7 +61,7 @@ def _number(text: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def mi250() -> tuple[CounterReport, Path]:
+def mi250() -> tuple[CounterAnalysis, Path]:
     folder = reference_file(PMC)
     return _analyse(folder, arch="gfx90a", device_name="AMD Instinct MI250X"), folder
 
@@ -145,7 +145,7 @@ def _config(row: dict[str, str]) -> tuple[str, tuple[int, ...], tuple[int, ...]]
     return row["Kernel Name"], grid, block
 
 
-def _got(report: CounterReport) -> dict[tuple[str, tuple[int, ...], tuple[int, ...]], Any]:
+def _got(report: CounterAnalysis) -> dict[tuple[str, tuple[int, ...], tuple[int, ...]], Any]:
     return {
         (k["name"], tuple(k["grid"]), tuple(k["block"])): k for k in report.to_dict()["kernels"]
     }

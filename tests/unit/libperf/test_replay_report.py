@@ -12,19 +12,17 @@ from typing import Any
 
 import pytest
 
-from gpuscope.analysis._peaks import peaks_for
 from gpuscope.errors import ConfigError
 from gpuscope.libperf import output, report
-from gpuscope.libperf._peaks import PeakTable
 from gpuscope.libperf.configs import Comm, Config, Gemm, Opaque
 from gpuscope.libperf.replay import Options, replay
 from gpuscope.libperf.result import Result
 from gpuscope.libtrace.table import MADENGINE_COLUMNS
-from gpuscope.timing.measurement import Peaks
+from gpuscope.peaks import Measured, PeakTable, peaks_for
 from gpuscope.trace.model import Device
 
 H100 = peaks_for(Device(id=0, name="NVIDIA H100 80GB HBM3", compute_units=132))
-MEASURED = Peaks(device="H100", tflops=800.0, gbps=3000.0, method="test ceilings")
+MEASURED = Measured(device="H100", tflops=800.0, gbps=3000.0, method="test ceilings")
 
 
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", calls: int = 1) -> Config:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpuscope.analysis._comm_names import KINDS
+from gpuscope.analysis.communication.names import KINDS
 from gpuscope.ranks._serialize import to_dict
 from gpuscope.ranks.identity import is_job
 from gpuscope.ranks.job import analyse

@@ -36,12 +36,12 @@ import msgspec
 import pytest
 
 from gpuscope import schemas
+from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.categories import load_rules
-from gpuscope.analysis.report import Analysis, analyze
 from gpuscope.commands.analyze import _analyze_one, _lead, json_report
+from gpuscope.commands.analyze import _analyze_sources as analyze_sources
 from gpuscope.diff import diff
 from gpuscope.errors import GpuscopeError
-from gpuscope.ranks.command import analyze_sources
 from gpuscope.trace.registry import Source, find_sources, read_source
 from tests.views import render_diff_html, render_diff_markdown, render_html, render_markdown
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from timing_fakes import FakeClock, ScriptedSampler, constant, cycle
+from timing_fakes import FakeClock, ScriptedTimer, constant, cycle
 
 from gpuscope.errors import ConfigError
 from gpuscope.timing import ab
@@ -63,11 +63,11 @@ def _compare(
 ) -> tuple[ab.Comparison, list[str]]:
     clock = FakeClock()
     log: list[str] = []
-    samplers = (
-        ScriptedSampler(values_a, clock, log=log, label="A"),  # type: ignore[arg-type]
-        ScriptedSampler(values_b, clock, log=log, label="B"),  # type: ignore[arg-type]
+    timers = (
+        ScriptedTimer(values_a, clock, log=log, label="A"),  # type: ignore[arg-type]
+        ScriptedTimer(values_b, clock, log=log, label="B"),  # type: ignore[arg-type]
     )
-    c = ab.compare(lambda: 1.0, lambda: 1.0, (), samplers=samplers, clock=clock, env=ENV, **options)
+    c = ab.compare(lambda: 1.0, lambda: 1.0, (), timers=timers, clock=clock, env=ENV, **options)
     return c, log
 
 
@@ -128,9 +128,9 @@ def test_float64_reference_checks_both_arms() -> None:
         reference=np.sin,
         rtol=1e-3,
         atol=1e-3,
-        samplers=(
-            ScriptedSampler(constant(1.0), FakeClock()),
-            ScriptedSampler(constant(1.0), FakeClock()),
+        timers=(
+            ScriptedTimer(constant(1.0), FakeClock()),
+            ScriptedTimer(constant(1.0), FakeClock()),
         ),
         env=ENV,
     )

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpuscope.timing.gpu import EventSampler
+from gpuscope.timing.gpu import EventTimer
 from gpuscope.timing.sustain import Streamed
 
 CYCLES_PER_US = 1000.0  # the fake device's spin rate
@@ -57,7 +57,7 @@ class FakeEvent:
         return (end.t - self.t) / 1000.0  # ms
 
 
-def _sampler(call_us: float) -> tuple[EventSampler, FakeDevice]:
+def _timer(call_us: float) -> tuple[EventTimer, FakeDevice]:
     device = FakeDevice(call_us)
     device.sleeps = []
     cuda = SimpleNamespace(
@@ -65,21 +65,21 @@ def _sampler(call_us: float) -> tuple[EventSampler, FakeDevice]:
         _sleep=device.sleep,
         current_stream=lambda: SimpleNamespace(synchronize=lambda: None),
     )
-    sampler = EventSampler(SimpleNamespace(cuda=cuda), device.call)  # type: ignore[arg-type]
+    timer = EventTimer(SimpleNamespace(cuda=cuda), device.call)  # type: ignore[arg-type]
     device.log.clear()
     device.sleeps.clear()  # the guard's own calibration
-    return sampler, device
+    return timer, device
 
 
 def test_device_bound_calls_need_the_guard_for_the_first_call_only() -> None:
-    sampler, device = _sampler(call_us=1500.0)
-    assert sampler.sample(10) == pytest.approx(
+    timer, device = _timer(call_us=1500.0)
+    assert timer.sample(10) == pytest.approx(
         1500.0
     )  # first sample: no history, the guard covers all ten
     assert device.sleeps[0] == int((2.0 * 50.0 * 10 + 20.0) * CYCLES_PER_US)
     device.log.clear()
-    assert sampler.sample(10) == pytest.approx(1500.0)
-    host = sampler.host_us_per_call()
+    assert timer.sample(10) == pytest.approx(1500.0)
+    host = timer.host_us_per_call()
     assert host is not None and host < 1500.0 / 4
     assert device.log == ["guard", "event", "event", "call", "query"] + ["call"] * 9 + ["event"]
     # sized for one call: 2 × (last host time per call) + 20 µs
@@ -87,18 +87,18 @@ def test_device_bound_calls_need_the_guard_for_the_first_call_only() -> None:
 
 
 def test_host_bound_calls_keep_a_guard_for_the_whole_batch() -> None:
-    sampler, device = _sampler(call_us=0.01)
-    sampler.sample(10)
+    timer, device = _timer(call_us=0.01)
+    timer.sample(10)
     device.log.clear()
-    sampler.sample(10)
+    timer.sample(10)
     assert device.log == ["guard", "event", "event"] + ["call"] * 10 + ["query", "event"]
 
 
 def test_streamed_samples_follow_each_other_with_no_guard_and_no_wait() -> None:
-    sampler, device = _sampler(call_us=1500.0)
-    sampler.sample(4)  # a guarded sample: now known to be device-bound
-    assert sampler.device_bound
-    loaded = Streamed(sampler)
+    timer, device = _timer(call_us=1500.0)
+    timer.sample(4)  # a guarded sample: now known to be device-bound
+    assert timer.device_bound
+    loaded = Streamed(timer)
     assert loaded.streaming
     device.log.clear()
     device.sleeps.clear()
@@ -111,9 +111,9 @@ def test_streamed_samples_follow_each_other_with_no_guard_and_no_wait() -> None:
 
 
 def test_host_bound_samplers_are_not_streamed() -> None:
-    sampler, device = _sampler(call_us=0.01)
-    sampler.sample(10)
-    loaded = Streamed(sampler)
+    timer, device = _timer(call_us=0.01)
+    timer.sample(10)
+    loaded = Streamed(timer)
     assert not loaded.streaming
     device.log.clear()
     loaded.sample(10)

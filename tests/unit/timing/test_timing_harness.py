@@ -6,7 +6,7 @@ import math
 
 import msgspec
 import pytest
-from timing_fakes import FakeClock, ScriptedSampler, constant
+from timing_fakes import FakeClock, ScriptedTimer, constant
 
 from gpuscope.errors import ConfigError, InputError, ToolError
 from gpuscope.timing import _torch, harness
@@ -17,8 +17,8 @@ ENV = Environment(vendor="cpu", device="test-cpu", python="3", platform="test", 
 
 def _fake_bench(value: float = 2.0, **options: object) -> Measurement:
     clock = FakeClock()
-    sampler = ScriptedSampler(constant(value), clock)
-    return harness.bench(print, sampler=sampler, clock=clock, env=ENV, name="fake", **options)
+    timer = ScriptedTimer(constant(value), clock)
+    return harness.bench(print, timer=timer, clock=clock, env=ENV, name="fake", **options)
 
 
 def test_bench_records_samples_first_call_and_provenance() -> None:
@@ -92,7 +92,7 @@ def test_json_writes_null_for_an_unbounded_ci() -> None:
     clock = FakeClock()
     m = harness.bench(
         print,
-        sampler=ScriptedSampler(constant(1.0), clock),
+        timer=ScriptedTimer(constant(1.0), clock),
         clock=clock,
         env=ENV,
         min_samples=3,

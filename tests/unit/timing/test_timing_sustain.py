@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import msgspec
 import pytest
-from timing_fakes import FakeClock, ModelSampler
+from timing_fakes import FakeClock, ModelTimer
 
 from gpuscope.errors import ConfigError
 from gpuscope.timing import harness, loop, sustain
@@ -79,9 +79,9 @@ def _bench(
         if reading is not None
         else NullMonitor()
     )
-    sampler = ModelSampler(model, clock)
+    timer = ModelTimer(model, clock)
     return harness.bench(
-        print, sampler=sampler, clock=clock, env=ENV, monitor=monitor, name="m", **options
+        print, timer=timer, clock=clock, env=ENV, monitor=monitor, name="m", **options
     )
 
 
@@ -241,7 +241,7 @@ def test_the_power_state_survives_the_json_round_trip() -> None:
 
 def test_cpu_mode_has_no_power_state() -> None:
     clock = FakeClock()
-    m = harness.bench(print, sampler=ModelSampler(lambda t: 5.0, clock, mode="cpu"), clock=clock)
+    m = harness.bench(print, timer=ModelTimer(lambda t: 5.0, clock, mode="cpu"), clock=clock)
     assert m.power is None
 
 
@@ -305,9 +305,9 @@ def test_amdsmi_power_fields_in_watts() -> None:
 
 def test_collect_samples_at_least_min_s() -> None:
     clock = FakeClock()
-    sampler = ModelSampler(lambda t: 1000.0, clock)  # 1 ms samples at 1 call
+    timer = ModelTimer(lambda t: 1000.0, clock)  # 1 ms samples at 1 call
     rule = loop.StopRule(min_s=0.5, budget_s=0.1)
-    values, reason = loop.collect(sampler, 1, rule, clock, lambda: None)
+    values, reason = loop.collect(timer, 1, rule, clock, lambda: None)
     assert len(values) == math.ceil(0.5 / (1000e-6 + 50e-6))
     assert reason == "ci"
 

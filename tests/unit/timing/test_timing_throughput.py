@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.timing.measurement import Environment, Peaks, Work, rates
-from gpuscope.timing.throughput import cache_dir, cached_peaks, transformer_flops
+from gpuscope.peaks import Measured, cache_dir
+from gpuscope.timing.measurement import Environment, Work, rates
+from gpuscope.timing.throughput import cached_peaks, transformer_flops
 
 ENV = Environment(
     vendor="nvidia", device="H100", python="3", platform="t", gpuscope="0", driver="580"
 )
-PEAKS = Peaks(device="H100", tflops=800.0, gbps=3000.0, method="test")
+PEAKS = Measured(device="H100", tflops=800.0, gbps=3000.0, method="test")
 
 
 def test_transformer_flops_by_term() -> None:
@@ -39,7 +40,7 @@ def test_rates_and_fractions_of_peak() -> None:
 def test_peaks_are_measured_once_per_device(tmp_path: Path) -> None:
     calls: list[int] = []
 
-    def measure() -> Peaks:
+    def measure() -> Measured:
         calls.append(1)
         return PEAKS
 

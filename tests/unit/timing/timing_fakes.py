@@ -1,4 +1,4 @@
-"""Scripted sampler and fake clock: the loop's rules are checked exactly, with no real timing."""
+"""Scripted timer and fake clock: the loop's rules are checked exactly, with no real timing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 
 class FakeClock:
-    """Seconds that advance only when a fake sampler says so."""
+    """Seconds that advance only when a fake timer says so."""
 
     def __init__(self) -> None:
         self.t = 0.0
@@ -15,10 +15,10 @@ class FakeClock:
         return self.t
 
 
-class ScriptedSampler:
+class ScriptedTimer:
     """Returns the scripted per-call values in order; each sample costs `cost_s` of fake time."""
 
-    timer = "scripted"
+    name = "scripted"
     min_sample_us = 100.0
     max_calls = 1000
 
@@ -68,11 +68,11 @@ def cycle(*values: float) -> Iterator[float]:
         yield from values
 
 
-class ModelSampler:
+class ModelTimer:
     """Per-call time given by a model of the fake time (a device whose speed changes under
     load); a sample of N calls advances the clock by N × that time plus `gap_us`."""
 
-    timer = "model+guard"  # the diagnostics look for the guard in a GPU mode's timer
+    name = "model+guard"  # the diagnostics look for the guard in a GPU mode's timer
     min_sample_us = 500.0
     max_calls = 256
 

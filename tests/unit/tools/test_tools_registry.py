@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import pytest
 from tools_fakes import Recorder
 
 from gpuscope.errors import ConfigError
+from gpuscope.tools.builtin import BUILTIN_KINDS
 from gpuscope.tools.config import ToolConfig, load_catalog, resolve
 from gpuscope.tools.context import ToolRequest
 from gpuscope.tools.registry import Registry, ToolKind, default_registry, instantiate
@@ -15,6 +18,14 @@ def test_builtin_kinds_are_registered() -> None:
     assert set(default_registry()) >= {
         "command", "rocprof", "rpd", "nsys", "ncu", "torch_profiler", "sampler", "library_trace",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(BUILTIN_KINDS))
+def test_every_builtin_kind_names_a_class_that_exists(kind: str) -> None:
+    """The built-ins load lazily, by name (for a fast start): a renamed module or class fails
+    here rather than when a run first asks for that tool."""
+    module, cls, _ = BUILTIN_KINDS[kind]
+    assert isinstance(getattr(import_module(f"gpuscope.tools.builtin.{module}"), cls), type)
 
 
 def test_registering_a_name_twice_raises() -> None:

@@ -68,7 +68,7 @@ def _hook_env(hook: Path, out: Path, ctx: RunContext) -> dict[str, str]:
 def analyze_traces(out: Path, ctx: RunContext) -> None:
     """Every trace, the job's ranks' too (`rank<R>/torch_profiler_output/`, tools/ranks.py);
     with several ranks, the cross-rank report as `ranks_analysis.json` in the run directory."""
-    from gpuscope.tools.ranks import rank_folders
+    from gpuscope.rank_folders import rank_folders
 
     folders = [out, *(f / OUTPUT for f in rank_folders(ctx.run_dir) if (f / OUTPUT).is_dir())]
     for folder in folders:

@@ -13,18 +13,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._comm_exposure import Exposure
-from gpuscope.analysis._comm_groups import group_ids
-from gpuscope.analysis._comm_names import KINDS
-from gpuscope.analysis._comm_stats import MIN_CALLS, SLOW_FACTOR, SPREAD_MAX, SPREAD_P90, Bucket
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.communication.exposure import Exposure
+from gpuscope.analysis.communication.groups import group_ids
+from gpuscope.analysis.communication.names import KINDS
+from gpuscope.analysis.communication.stats import (
+    MIN_CALLS,
+    SLOW_FACTOR,
+    SPREAD_MAX,
+    SPREAD_P90,
+    Bucket,
+)
 from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.analysis.communication import Communication
-    from gpuscope.analysis.report import Analysis
 
 EXPOSED_WARNING = 0.10  # exposed communication over the step time (or the GPU span)
 EXPOSED_INFO = 0.03

@@ -16,8 +16,8 @@ import numpy as np
 from gpuscope.analysis._finding import us
 from gpuscope.analysis._flops import work
 from gpuscope.analysis._opinputs import Recorded, distinct, dtype_of
-from gpuscope.analysis._pattern_context import Context, Found, found
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.patterns.context import Context, Found, found
 from gpuscope.document.units import time_ns
 from gpuscope.trace.model import OP, Mask
 

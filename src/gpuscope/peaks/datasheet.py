@@ -1,8 +1,12 @@
-"""Datasheet peaks of the GPUs a trace ran on (`gpuscope/data/peaks.json`).
+"""Datasheet peaks of the GPUs a trace ran on (`gpuscope/data/peaks.json`, read once).
 
 A device is found by the name torch.profiler / the readers record (`Device.name`); where one name
 covers several parts (ROCm's "AMD Instinct MI250X/MI250" is either), the compute-unit count picks.
-Peaks are datasheet ceilings, labelled as such in every report: measured ceilings come later.
+Peaks are datasheet ceilings, labelled as such in every report; what `gpuscope bench` measured is
+in `measured.py`.
+
+    >>> peaks_for(Device(0, "NVIDIA H100 80GB HBM3")).flops("bf16")   # doctest: +SKIP
+    989500000000000.0
 """
 
 from __future__ import annotations
@@ -11,11 +15,20 @@ import functools
 import json
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
-
-from gpuscope.trace.model import Device
+from typing import Any, Protocol
 
 KIND = "datasheet"
+_KEYS = {"f16": "fp16", "bf16": "bf16", "tf32": "tf32", "f8": "fp8", "bf8": "fp8"}
+
+
+class DeviceLike(Protocol):
+    """What a lookup reads of a device (`trace.model.Device` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def compute_units(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -42,34 +55,39 @@ class Peaks:
         """The key of the fastest plain-FP32 path for a GEMM: AMD matrix cores where listed."""
         return "fp32_matrix" if "fp32_matrix" in self.tflops else "fp32"
 
+    def key_for(self, dtype: str) -> str | None:
+        """The precision key a GEMM / convolution on `dtype` inputs ("bf16", "f32", "f8", …:
+        gpuscope's short dtype names) is held against; None for a type the table has no key of."""
+        if dtype in ("f32", "c32"):
+            return self.matrix_fp32()
+        if dtype in ("f64", "c64"):
+            return "fp64_matrix" if "fp64_matrix" in self.tflops else "fp64"
+        return _KEYS.get(dtype)
+
 
 @functools.cache
-def _table() -> tuple[dict[str, Any], ...]:
+def table() -> tuple[dict[str, Any], ...]:
+    """The device entries of `data/peaks.json` (read once per process)."""
     text = resources.files("gpuscope").joinpath("data/peaks.json").read_text("utf-8")
     return tuple(json.loads(text)["devices"])
 
 
-def peaks_for(device: Device | None) -> Peaks | None:
+def peaks_for(device: DeviceLike | None) -> Peaks | None:
     """The datasheet peaks of `device`, or None when the table does not know it."""
     if device is None or not device.name.strip():
         return None
     name = device.name.strip().lower()
-    for entry in _table():
+    for entry in table():
         if name not in (n.lower() for n in entry["names"]):
             continue
         units = entry.get("compute_units")
         if units is not None and device.compute_units != units:  # ambiguous name: CUs decide
             continue
-        return Peaks(
-            entry["label"],
-            {k: float(v) for k, v in entry["tflops"].items()},
-            float(entry["bandwidth_gbs"]),
-            entry["source"],
-        )
+        return _peaks(entry)
     return None
 
 
-def multiprocessors(device: Device | None) -> tuple[int, str] | None:
+def multiprocessors(device: DeviceLike | None) -> tuple[int, str] | None:
     """(SMs or CUs, where the count comes from): the trace's own count, else the datasheet's
     (`multiprocessors` in peaks.json) for the device's name; None when neither knows."""
     if device is None:
@@ -79,7 +97,7 @@ def multiprocessors(device: Device | None) -> tuple[int, str] | None:
     name = device.name.strip().lower()
     found = {
         int(entry["multiprocessors"]): entry["label"]
-        for entry in _table()
+        for entry in table()
         if name in (n.lower() for n in entry["names"]) and entry.get("multiprocessors")
     }
     if len(found) != 1:  # unknown, or a name that covers parts of different sizes
@@ -88,9 +106,20 @@ def multiprocessors(device: Device | None) -> tuple[int, str] | None:
     return count, f"datasheet ({label})"
 
 
-def device_of(devices: tuple[Device, ...], device_id: int) -> Device | None:
-    """The trace's device with this id (the only one when the trace names just one)."""
-    for device in devices:
-        if device.id == device_id:
-            return device
-    return devices[0] if len(devices) == 1 else None
+def named(name: str) -> Peaks | None:
+    """The entry whose label or one of whose names is `name` (any case), e.g. a `--device`
+    option: "AMD Instinct MI250X (one GCD)"."""
+    wanted = name.strip().lower()
+    for entry in table():
+        if wanted in (n.lower() for n in (entry["label"], *entry["names"])):
+            return _peaks(entry)
+    return None
+
+
+def _peaks(entry: dict[str, Any]) -> Peaks:
+    return Peaks(
+        entry["label"],
+        {k: float(v) for k, v in entry["tflops"].items()},
+        float(entry["bandwidth_gbs"]),
+        entry["source"],
+    )

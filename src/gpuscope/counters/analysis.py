@@ -1,8 +1,8 @@
 """Counters → derived metrics → roofline → advice, for every kernel of a counter collection.
 
     >>> from gpuscope.trace.registry import read_traces
-    >>> report = analyse_counters(read_traces("ncu_raw.csv"))          # doctest: +SKIP
-    >>> report.to_dict()["kernels"][0]["metrics"]["dram_bandwidth"]    # doctest: +SKIP
+    >>> counters = analyse_counters(read_traces("ncu_raw.csv"))          # doctest: +SKIP
+    >>> counters.to_dict()["kernels"][0]["metrics"]["dram_bandwidth"]    # doctest: +SKIP
     2871000000000.0
 
 The report is plain data (`to_dict`, schema `gpuscope.counters/1`): per kernel its metrics in
@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpuscope.analysis._finding import Finding
-from gpuscope.analysis._peaks import device_of, multiprocessors
+from gpuscope.analysis import Finding
 from gpuscope.analysis.grid import Fill, blocks_of, fill_of
 from gpuscope.counters import advice
 from gpuscope.counters.ceilings import Ceilings, ceilings_for
@@ -30,7 +29,8 @@ from gpuscope.counters.ncu_rules import compare, ncu_bottleneck
 from gpuscope.counters.occupancy import Occupancy, amd_occupancy, nvidia_occupancy
 from gpuscope.counters.roofline import Point, place
 from gpuscope.errors import InputError
-from gpuscope.trace.model import Device, Trace
+from gpuscope.peaks import multiprocessors
+from gpuscope.trace.model import Device, Trace, device_of
 
 SCHEMA = "gpuscope.counters/1"
 # the family metrics of ncu's block limits per SM: the least is the blocks one SM holds at once
@@ -65,7 +65,7 @@ class KernelResult:
 
 
 @dataclass(frozen=True)
-class CounterReport:
+class CounterAnalysis:
     family: Family
     arch: str
     arch_from: str  # "option", "trace" or "counter names"
@@ -110,7 +110,7 @@ def analyse_counters(
     arch: str | None = None,
     peaks_file: str | None = None,
     device_name: str | None = None,
-) -> CounterReport:
+) -> CounterAnalysis:
     """Metrics, roofline and advice for the counter dispatches of `traces` (one collection).
 
     `arch` and `device_name` name the GPU when the files do not (rocprof v1 counter CSVs)."""
@@ -151,8 +151,8 @@ def analyse_counters(
             sol = (point.ncu if point else None) or {}
             ncu = compare(label, bottleneck, fill, sol, blocks_of(kernel.grid))
         results.append(KernelResult(kernel, share, values, point, occupancy, fill, label, ncu))
-    report = CounterReport(family, arch, arch_from, device, roofs, collection, results)
-    return CounterReport(
+    report = CounterAnalysis(family, arch, arch_from, device, roofs, collection, results)
+    return CounterAnalysis(
         family, arch, arch_from, device, roofs, collection, results, advice.findings(report)
     )
 

@@ -34,7 +34,7 @@ from gpuscope.analysis.regions import Region, regions
 from gpuscope.analysis.sync import SyncStats, sync_stats
 from gpuscope.analysis.timeline import Timeline, timeline
 from gpuscope.analysis.verdict import Verdict, unknown_verdict, verdict
-from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace import Progress
 from gpuscope.trace.model import I32, OP, Trace
 from gpuscope.trace.registry import read_trace
 

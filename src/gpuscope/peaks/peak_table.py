@@ -1,9 +1,9 @@
 """The ceilings a replayed config is held against, labelled by where they come from.
 
-gpuscope's measured ceilings (`gpuscope.timing.peaks`: a bf16 8192³ matmul and a 1 GiB device
-copy, measured once per device and cached) are used where they apply: bf16 and f16 GEMMs and
-convolutions (the same matrix-unit rate on every listed GPU) and memory bandwidth. Every other
-precision is held against the datasheet (`gpuscope/data/peaks.json`), labelled "datasheet".
+gpuscope's measured ceilings (`measured.py`, measured by `gpuscope.timing.peaks`: a bf16 8192³
+matmul and a 1 GiB device copy, once per device, cached) are used where they apply: bf16 and f16
+GEMMs and convolutions (the same matrix-unit rate on every listed GPU) and memory bandwidth.
+Every other precision is held against the datasheet (`datasheet.py`), labelled "datasheet".
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuscope.analysis._peaks import Peaks as Datasheet
-from gpuscope.timing.measurement import Peaks as Measured
+from gpuscope.peaks.datasheet import KIND as DATASHEET
+from gpuscope.peaks.datasheet import Peaks as Datasheet
+from gpuscope.peaks.measured import KIND as MEASURED
+from gpuscope.peaks.measured import Measured
 
-MEASURED, DATASHEET = "measured", "datasheet"
 _HALF = ("bf16", "f16")
-_KEYS = {"f16": "fp16", "bf16": "bf16", "tf32": "tf32", "f8": "fp8", "bf8": "fp8"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class PeakTable:
             return Ceiling(self.measured.tflops, f"{MEASURED}: {self.measured.method}")
         if self.datasheet is None:
             return None
-        key = self._datasheet_key(dtype)
+        key = self.datasheet.key_for(dtype)
         value = self.datasheet.tflops.get(key) if key else None
         if not value:
             return None
@@ -51,14 +51,6 @@ class PeakTable:
         if self.datasheet is None:
             return None
         return Ceiling(self.datasheet.bandwidth_gbs, f"{DATASHEET}: {self.datasheet.label}")
-
-    def _datasheet_key(self, dtype: str) -> str | None:
-        assert self.datasheet is not None
-        if dtype in ("f32", "c32"):
-            return self.datasheet.matrix_fp32()
-        if dtype in ("f64", "c64"):
-            return "fp64_matrix" if "fp64_matrix" in self.datasheet.tflops else "fp64"
-        return _KEYS.get(dtype)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"measured": None, "datasheet": None}

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._comm_groups import dense, distinct
-from gpuscope.analysis._comm_names import KINDS, OP_NAME, KernelName, op_kind, parse_kernel
-from gpuscope.analysis._comm_names import record_kind as kind_of_record
 from gpuscope.analysis._intervals import take
+from gpuscope.analysis.communication.groups import dense, distinct
+from gpuscope.analysis.communication.names import KINDS, OP_NAME, KernelName, op_kind, parse_kernel
+from gpuscope.analysis.communication.names import record_kind as kind_of_record
 from gpuscope.analysis.launch import STEP
 from gpuscope.trace.model import ANNOTATION, I32, I64, Trace
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NESTING = 4  # ops looked back through for the one enclosing a launch (nesting depth)
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis._finding import us
-from gpuscope.analysis._peaks import Peaks, device_of, peaks_for
-from gpuscope.trace.model import I64, KERNEL, Mask
+from gpuscope.peaks import Peaks, peaks_for
+from gpuscope.trace.model import I64, KERNEL, Mask, device_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 Found = dict[str, Any]
 

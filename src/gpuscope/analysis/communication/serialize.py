@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis._comm_exposure import Exposure
-from gpuscope.analysis._comm_stats import (
+from gpuscope.analysis._finding import us
+from gpuscope.analysis.communication.exposure import Exposure
+from gpuscope.analysis.communication.stats import (
     MIN_CALLS,
     SLOW_FACTOR,
     SPREAD_MAX,
@@ -15,7 +16,6 @@ from gpuscope.analysis._comm_stats import (
     CollectiveRow,
     SizeRow,
 )
-from gpuscope.analysis._finding import us
 
 if TYPE_CHECKING:
     from gpuscope.analysis.communication import Communication

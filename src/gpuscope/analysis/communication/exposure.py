@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscope.analysis._comm_groups import distinct
 from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis.communication.groups import distinct
 from gpuscope.trace.model import I64, KERNEL, Mask, Trace
 
 

@@ -4,11 +4,11 @@ collective is and how fast it runs, and which identical calls vary (a straggler 
 For traces with communication kernels (category "communication": NCCL / RCCL `ncclDevKernel_*`,
 `ncclKernel_*`, symmetric-memory and custom all-reduce, DeepEP, ...):
 
-- exposure (`_comm_exposure`): communication time not overlapped by compute kernels on the same
+- exposure (`exposure.py`): communication time not overlapped by compute kernels on the same
   device, per device and stream, over the GPU span and over the ProfilerStep ranges;
-- per collective (`_comm_stats`): kind, and what the kernel's name says (`_comm_names`), with
+- per collective (`stats.py`): kind, and what the kernel's name says (`names.py`), with
   counts and duration percentiles; sizes and achieved algorithm / bus bandwidth (nccl-tests
-  factors) where torch recorded them (`record_param_comms`, linked in `_comm_calls`);
+  factors) where torch recorded them (`record_param_comms`, linked in `calls.py`);
 - spread of identical calls and bandwidth per size against the trace's own envelope.
 
 One rank's trace is one side of every collective: a call's duration holds its wait for the
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis._comm_calls import Calls, calls, step_index, steps
-from gpuscope.analysis._comm_exposure import Exposure, exposure
-from gpuscope.analysis._comm_findings import findings
-from gpuscope.analysis._comm_groups import distinct
-from gpuscope.analysis._comm_section import section
-from gpuscope.analysis._comm_serialize import to_dict
-from gpuscope.analysis._comm_stats import (
+from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.communication.advice import findings
+from gpuscope.analysis.communication.calls import Calls, calls, step_index, steps
+from gpuscope.analysis.communication.exposure import Exposure, exposure
+from gpuscope.analysis.communication.groups import distinct
+from gpuscope.analysis.communication.serialize import to_dict
+from gpuscope.analysis.communication.stats import (
     Bucket,
     CollectiveRow,
     SizeRow,
@@ -36,11 +36,11 @@ from gpuscope.analysis._comm_stats import (
     collective_rows,
     sizes,
 )
-from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.communication.views import section
 from gpuscope.trace.model import I64
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
 
 NAME = "communication"
 __all__ = ["NAME", "Communication", "analyse", "findings", "section", "to_dict"]

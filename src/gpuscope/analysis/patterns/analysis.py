@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis import _pattern_rules as rules
 from gpuscope.analysis._finding import Finding, finding, us
-from gpuscope.analysis._pattern_context import Context
+from gpuscope.analysis.patterns import rules
+from gpuscope.analysis.patterns.context import Context
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.report import Analysis
+    from gpuscope.analysis.analyze import Analysis
     from gpuscope.document.model import Section
 
 NAME = "patterns"

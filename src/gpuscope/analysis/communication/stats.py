@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscope.analysis._comm_calls import Calls
-from gpuscope.analysis._comm_groups import Groups, dense, group_ids
-from gpuscope.analysis._comm_names import KINDS, bus_factor
+from gpuscope.analysis.communication.calls import Calls
+from gpuscope.analysis.communication.groups import Groups, dense, group_ids
+from gpuscope.analysis.communication.names import KINDS, bus_factor
 from gpuscope.trace.model import F64, I64
 
 MIN_CALLS = 5  # identical calls needed before their spread means anything

@@ -12,9 +12,9 @@ import numpy as np
 from gpuscope.analysis._finding import us
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._opinputs import names_matching, per_op
-from gpuscope.analysis._pattern_context import Context, Found, found
-from gpuscope.analysis._pattern_fp32 import fp32_matmul
 from gpuscope.analysis.categories import CATEGORIES
+from gpuscope.analysis.patterns.context import Context, Found, found
+from gpuscope.analysis.patterns.fp32 import fp32_matmul
 from gpuscope.document.units import time_ns
 from gpuscope.trace.model import ANNOTATION, DTOD, I64, MEMCPY, Mask
 

@@ -1,7 +1,7 @@
-"""The `Sampler` contract (one timed sample of N back-to-back calls) and the CPU wall-clock one.
+"""The `Timer` contract (one timed sample of N back-to-back calls) and the CPU wall-clock one.
 
-A sampler knows *how* to time; the loop in `loop.py` decides *how often*. Tests drive the loop
-with scripted samplers and a fake clock, so the stopping rules are checked exactly.
+A timer knows *how* to time; the loop in `loop.py` decides *how often*. Tests drive the loop
+with scripted timers and a fake clock, so the stopping rules are checked exactly.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ Clock = Callable[[], float]
 """Seconds from an arbitrary origin (time.perf_counter in real runs)."""
 
 
-class Sampler(Protocol):
+class Timer(Protocol):
     """Times calls of one function. Values are µs per call."""
 
     mode: str
-    timer: str
+    name: str  # what times, as Measurement.timer records it
     fixed_calls: int | None  # calls per sample this mode requires (cold: 1), else None
     min_sample_us: float  # calibrate calls per sample until one sample lasts this long
     max_calls: int
@@ -32,7 +32,7 @@ class Sampler(Protocol):
         ...
 
     def host_us_per_call(self) -> float | None:
-        """Median host time to enqueue one call, where the sampler measures it."""
+        """Median host time to enqueue one call, where the timer measures it."""
         ...
 
     def guard_underruns(self) -> int:
@@ -40,7 +40,7 @@ class Sampler(Protocol):
         ...
 
 
-class CpuSampler:
+class CpuTimer:
     """Host wall clock around `calls` calls: the labelled fallback where there is no GPU.
 
     It times whatever the callable does on the host; GPU work it launches asynchronously is
@@ -48,7 +48,7 @@ class CpuSampler:
     """
 
     mode = "cpu"
-    timer = "cpu-wallclock"
+    name = "cpu-wallclock"
     fixed_calls: int | None = None
     min_sample_us = 1000.0
     max_calls = 1_000_000
@@ -58,12 +58,12 @@ class CpuSampler:
         fn: Callable[..., Any],
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
-        timer: Callable[[], int] = time.perf_counter_ns,
+        now: Callable[[], int] = time.perf_counter_ns,
     ) -> None:
         self._fn = fn
         self._args = args
         self._kwargs = kwargs or {}
-        self._now = timer
+        self._now = now
 
     def first_call(self) -> float:
         return self.sample(1)
