@@ -76,6 +76,7 @@ def main(args: argparse.Namespace) -> int:
 
     from gpuscope.libperf import output, report, session
     from gpuscope.libperf.replay import Options
+    from gpuscope.report import markdown, terminal
     from gpuscope.text import printable_data
 
     source = _trace_path(Path(args.trace))
@@ -101,12 +102,13 @@ def main(args: argparse.Namespace) -> int:
     output.write_csv(target, done.rows, jobid=jobid, model=model, now=now)
     piped = any(map(is_stdout, (target, args.json, args.md)))  # then the report goes to stderr
     console = Console(width=None if sys.stdout.isatty() else 150, stderr=piped)  # logs: no wrap
-    report.render_terminal(printable_data(done.report), console)
+    doc = report.libperf_document(printable_data(done.report))
+    terminal.render(doc, console)
     console.print(f"wrote {shown_as(target)}")
     if args.json:
         write_text(args.json, report.to_json(done.report))
     if args.md:
-        write_text(args.md, report.render_markdown(printable_data(done.report)))
+        write_text(args.md, markdown.render(doc))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""The libperf report (schema gpuscope.libperf/1), built once from the ranked rows; terminal,
-Markdown and JSON are views of it.
+"""The libperf report (schema gpuscope.libperf/1), built once from the ranked rows; JSON is the
+data, and `libperf_document` lays it out once for the terminal, Markdown and HTML renderers.
 
 Sections: `top` — configs by total time (best backend's time per call × calls) with their share;
 `under_peak` — configs whose best rate is under `under` (default 0.5) of what their size allows
@@ -16,6 +16,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from gpuscope._version import __version__
+from gpuscope.document.model import Cell, Document, Section, Table, Text
 from gpuscope.document.units import duration
 from gpuscope.libperf.configs import Config
 from gpuscope.libperf.output import SCHEMA, PerfRow, kind
@@ -234,36 +236,25 @@ def summary_line(report: dict[str, Any]) -> str:
             f"{report['device']}; rows: {counts}{extra}")  # fmt: skip
 
 
-def render_terminal(report: dict[str, Any], console: Any) -> None:
-    from rich.table import Table
+NUMERIC_HEADERS = {"#", "calls", "time/call", "total", "share", "rate", "of peak", "attainable",
+                   "of roofline", "lost"}  # fmt: skip
 
-    console.print(f"[bold]gpuscope libperf[/bold] — {report['source']}")
-    console.print(summary_line(report))
-    for title, headers, rows in tables(report):
-        if not rows:
-            continue
-        table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-        for header in headers:
-            text = header in ("config", "verdict", "status")
-            table.add_column(
-                header, justify="left" if text or header == "#" else "right",
-                no_wrap=True, overflow="ellipsis" if text else "fold",
-            )  # fmt: skip
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+
+def libperf_document(report: dict[str, Any]) -> Document:
+    """The report as a document for every renderer (terminal, Markdown, HTML)."""
+    sections = [
+        Section(title, (_table(headers, rows),)) for title, headers, rows in tables(report) if rows
+    ]
     measured = (report["peaks"].get("measured") or {}).get("method")
-    console.print(f"peaks: {'measured (' + measured + ')' if measured else 'datasheet only'}")
+    peaks = f"measured ({measured})" if measured else "datasheet only"
+    head = Section("Summary", (Text(summary_line(report)), Text(peaks, "Peaks")))
+    footer = f"schema {SCHEMA} · gpuscope {__version__}"
+    return Document("gpuscope libperf", (head, *sections), str(report["source"]), footer)
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    lines = [f"# gpuscope libperf — {report['source']}", "", summary_line(report), ""]
-    for title, headers, rows in tables(report):
-        if not rows:
-            continue
-        lines += [f"## {title}", "", "| " + " | ".join(headers) + " |",
-                  "|" + "---|" * len(headers)]  # fmt: skip
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                  for row in rows]  # fmt: skip
-        lines.append("")
-    return "\n".join(lines)
+def _table(headers: list[str], rows: list[list[str]]) -> Table:
+    numeric = tuple(h in NUMERIC_HEADERS for h in headers)
+    cells = tuple(
+        tuple(Cell(text, code=headers[i] == "config") for i, text in enumerate(row)) for row in rows
+    )
+    return Table(tuple(headers), cells, numeric)

@@ -181,6 +181,8 @@ def test_report_sections() -> None:
     assert hip["ratio"] == pytest.approx(1.2)
     assert built["problems"][0]["status"] == "failed: killed by SIGSEGV"
     assert built["summary"]["statuses"]["failed"] == 1
-    md = report.render_markdown(built)
+    from gpuscope.report import markdown
+
+    md = markdown.render(report.libperf_document(built))
     assert "## Backends compared" in md and "triton 1.25× faster" in md
     assert report.to_json(built).startswith('{\n  "schema": "gpuscope.libperf/1"')
