@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,10 +141,28 @@ def _analyze_sources(
     from gpuscope.ranks.work import task_of
 
     tasks = [task_of(s, args.categories, args.top) for s in sources]
-    result = analyze_outcomes(run_tasks(tasks, engine=args.engine, workers=args.workers))
+    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers)
+    result = analyze_outcomes(_counted(outcomes, len(tasks)))
     for warning in result.warnings:
         warn(warning)
     return result.reports, result.ranks, result.failed
+
+
+def _counted(items: Iterator[Any], total: int) -> Iterator[Any]:
+    """`items`, with a bar on stderr (a terminal only) counting them: many traces take a while."""
+    if total < 2 or not sys.stderr.isatty():
+        yield from items
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bar = Progress("analysing traces", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)  # fmt: skip
+    with bar:
+        task = bar.add_task("traces", total=total)
+        for item in items:
+            bar.advance(task)
+            yield item
 
 
 def _say_failed(failed: list[tuple[str, str]], skip_bad: bool) -> None:
