@@ -56,7 +56,16 @@ def register_views(ipython: Any = None) -> None:
     for (module, name), kind in _VIEWS.items():
         formatters["text/html"].for_type_by_name(module, name, _html(kind))
         formatters["text/plain"].for_type_by_name(module, name, _plain(kind))
+    # the plots are bare matplotlib Figures (no pyplot): shown as PNG without `%matplotlib`
+    formatters["image/png"].for_type_by_name("matplotlib.figure", "Figure", _png)
     _registered.add(id(ipython))
+
+
+def _png(figure: Any) -> bytes:
+    from IPython.core.pylabtools import print_figure
+
+    data: bytes = print_figure(figure, "png", bbox_inches="tight")
+    return data
 
 
 def _shell() -> Any:
