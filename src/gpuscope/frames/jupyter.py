@@ -64,7 +64,7 @@ def register_views(ipython: Any = None) -> None:
 def _png(figure: Any) -> bytes:
     from IPython.core.pylabtools import print_figure
 
-    data: bytes = print_figure(figure, "png", bbox_inches="tight")
+    data: bytes = print_figure(figure, "png", bbox_inches="tight")  # type: ignore[no-untyped-call]
     return data
 
 
