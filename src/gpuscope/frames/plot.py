@@ -14,7 +14,7 @@ trace's kernels themselves. `save_all` writes every figure of a result (`--png D
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,25 +47,31 @@ class AnalysisPlots:
     def timeline(self, *, limit: int = 200_000) -> Any:
         """Kernels on a time axis (ms from the first), one lane per device and stream, coloured
         by category. Up to `limit` kernels (the first in time) are drawn."""
+        import numpy as np
+
         from gpuscope.analysis.categories import CATEGORIES
 
-        k = self._result.trace.kernels()
-        k = k[k["duration_ns"].notna()].sort_values("start_ns").head(limit)
-        fig = _figure(10, 1.2 + 0.35 * max(1, k.groupby(["device", "stream"]).ngroups))
+        k = self._result.trace.kernel_columns()
+        timed = np.flatnonzero(k["duration_ns"].present)
+        order = timed[np.argsort(k["start_ns"][timed], kind="stable")][:limit]
+        lane_keys = np.stack([k["device"][order].astype(np.int64), k["stream"].values[order]], 1)
+        lanes, lane = np.unique(lane_keys, axis=0, return_inverse=True)
+        fig = _figure(10, 1.2 + 0.35 * max(1, len(lanes)))
         ax = fig.add_subplot()
-        if k.empty:
+        if not len(order):
             ax.set_title("no timed kernels in this trace")
             return fig
-        origin = int(k["start_ns"].min())
-        lanes = {key: i for i, key in enumerate(sorted(k.groupby(["device", "stream"]).groups))}
-        lane = [lanes[key] for key in zip(k["device"], k["stream"], strict=True)]
-        k = k.assign(lane=lane, x=(k["start_ns"] - origin) / 1e6, w=k["duration_ns"] / 1e6)
-        for (category, lane_index), rows in k.groupby(["category", "lane"], sort=False):
-            colour = _PALETTE[CATEGORIES.index(str(category)) % len(_PALETTE)]
-            bars = list(zip(rows["x"].to_numpy(float), rows["w"].to_numpy(float), strict=True))
-            ax.broken_barh(bars, (int(lane_index) - 0.4, 0.8), facecolors=colour,
-                           label=str(category))  # fmt: skip
-        ax.set_yticks(range(len(lanes)), [f"GPU {d} · stream {s}" for d, s in lanes])
+        x = (k["start_ns"][order] - k["start_ns"][order].min()) / 1e6
+        width = k["duration_ns"].values[order] / 1e6
+        category = k["category"].codes[order]
+        for c in np.unique(category):
+            for i in np.unique(lane[category == c]):
+                rows = (category == c) & (lane.ravel() == i)
+                bars = list(zip(x[rows].tolist(), width[rows].tolist(), strict=True))
+                colour = _PALETTE[int(c) % len(_PALETTE)]
+                ax.broken_barh(bars, (int(i) - 0.4, 0.8), facecolors=colour,
+                               label=CATEGORIES[int(c)])  # fmt: skip
+        ax.set_yticks(range(len(lanes)), [f"GPU {d} · stream {s}" for d, s in lanes.tolist()])
         ax.set_xlabel("time from the first kernel (ms)")
         ax.set_title(f"Kernels — {Path(self._result.to_dict()['source']['path']).name}")
         _legend(ax)
@@ -79,9 +85,9 @@ class AnalysisPlots:
         cats = [(n, c) for n, c in d["categories"].items() if c.get("time_us")]
         _barh(left, [n for n, _ in cats], [c["time_us"] / 1000 for _, c in cats], "ms")
         left.set_title("time per category")
-        rows = self._result.tables()["kernels_by_name"].head(top)
-        names = [_short(str(n)) for n in rows["name"]]
-        _barh(right, names, [float(v or 0) / 1000 for v in rows["total_us"]], "ms")
+        groups = self._result.groups[:top]
+        names = [_short(g.name) for g in groups]
+        _barh(right, names, [max(g.total_ns, 0) / 1e6 for g in groups], "ms")
         right.set_title(f"top {len(names)} kernels")
         return fig
 
@@ -110,10 +116,10 @@ class AnalysisPlots:
 
 
 class SetPlots:
-    """`analysis_set.plot`: the figures of several traces (the ranks of a job)."""
+    """`analysis_set.plot`: the figures of several traces' reports (the ranks of a job)."""
 
-    def __init__(self, result: Any) -> None:
-        self._result = result
+    def __init__(self, reports: Sequence[Mapping[str, Any]]) -> None:
+        self._reports = reports
 
     def names(self) -> list[str]:
         return ["ranks"]
@@ -121,7 +127,7 @@ class SetPlots:
     def ranks(self) -> Any:
         """Per rank: GPU busy, communication and idle time (ms); with step times per rank
         where the job's steps are known."""
-        reports = self._result.reports
+        reports = self._reports
         fig = _figure(10, 4)
         ax = fig.add_subplot()
         labels = [_rank_label(r, i) for i, r in enumerate(reports)]
@@ -139,10 +145,10 @@ class SetPlots:
 
 
 class CounterPlots:
-    """`counters.plot`: the figures of a counters report."""
+    """`counters.plot`: the figures of a counters report (its dict)."""
 
-    def __init__(self, result: Any) -> None:
-        self._result = result
+    def __init__(self, report: Mapping[str, Any]) -> None:
+        self._report = report
 
     def names(self) -> list[str]:
         return ["roofline"]
@@ -150,7 +156,7 @@ class CounterPlots:
     def roofline(self) -> Any:
         """Each kernel placed by its counters: arithmetic intensity (FLOP/B) against achieved
         FLOP/s, under the device's bandwidth and compute roofs (log-log)."""
-        d = self._result.to_dict()
+        d = self._report
         fig = _figure(7, 5)
         ax = fig.add_subplot()
         points = [k for k in d["kernels"] if (k.get("roofline") or {}).get("intensity")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscope.frames._columns import check_backend, records_frame
-from gpuscope.frames.tables import report_tables
+from gpuscope.frames.tables import report_tables, set_tables
 
 
 @dataclass(frozen=True)
@@ -224,18 +224,7 @@ class AnalysisSet(_Report):
         return data
 
     def _rows(self) -> dict[str, list[dict[str, Any]]]:
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for index, report in enumerate(self.reports):
-            rank = report["source"].get("rank")
-            for name, table in report_tables(report).items():
-                rows.setdefault(name, []).extend(
-                    {"trace": index, "rank": rank, **row} for row in table
-                )
-        if self.ranks is not None:
-            rows.update({f"ranks.{n}": t for n, t in report_tables(self.ranks).items()})
-        if self.job.failed:
-            rows["failed"] = [{"path": p, "error": e} for p, e in self.job.failed]
-        return rows
+        return set_tables(self.reports, self.ranks, self.job.failed)
 
     @property
     def findings(self) -> list[Finding]:
@@ -259,7 +248,7 @@ class AnalysisSet(_Report):
         """Figures of the job: `.ranks()` (per-rank busy / wait, steps per rank)."""
         from gpuscope.frames.plot import SetPlots
 
-        return SetPlots(self)
+        return SetPlots(self.reports)
 
     def __repr__(self) -> str:
         job = "the ranks of one job" if self.ranks is not None else "separate traces"
@@ -320,7 +309,7 @@ class CountersResult(_Report):
         """Figures: `.roofline()` (matplotlib)."""
         from gpuscope.frames.plot import CounterPlots
 
-        return CounterPlots(self)
+        return CounterPlots(self._dict)
 
     def __repr__(self) -> str:
         d = self._dict

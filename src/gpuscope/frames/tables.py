@@ -19,7 +19,7 @@ finding's `evidence` JSON text: every table has plain columns.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Rows = list[dict[str, Any]]
@@ -95,3 +95,26 @@ def _row(row: Mapping[str, Any], spread: set[Any]) -> dict[str, Any]:
 
 def _cell(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, (Mapping, list)) else value
+
+
+def set_tables(
+    reports: Sequence[Mapping[str, Any]],
+    ranks: Mapping[str, Any] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> dict[str, Rows]:
+    """The tables of several reports (an analysis-set): every trace's tables under the names one
+    report has, with `trace` (position) and `rank` columns first (the rank the trace records, or
+    the one the cross-rank report gave it, e.g. from a `rank<R>/` folder); the cross-rank
+    report's under `ranks.` (`ranks.per_rank`, ...); the inputs not read as `failed`."""
+    rows: dict[str, Rows] = {}
+    known = {r.get("path"): r.get("rank") for r in (ranks or {}).get("per_rank") or []}
+    for index, report in enumerate(reports):
+        source = report["source"]
+        rank = source.get("rank") if source.get("rank") is not None else known.get(source["path"])
+        for name, table in report_tables(report).items():
+            rows.setdefault(name, []).extend({"trace": index, "rank": rank, **r} for r in table)
+    if ranks is not None:
+        rows.update({f"ranks.{name}": table for name, table in report_tables(ranks).items()})
+    if failed:
+        rows["failed"] = [{"path": path, "error": error} for path, error in failed]
+    return rows
