@@ -71,11 +71,13 @@ def analyze(*paths: str | os.PathLike[str], **options: Any) -> AnalysisResult | 
         trace = read_source(sources[0], options.get("progress"))
         rules = load_rules(options.get("categories"))
         return results.AnalysisResult(_analyze(trace, rules, options.get("top", 15)))
+    from gpuscope.notebook import analysis_set
     from gpuscope.ranks.api import analyze_job
 
     job = analyze_job([os.fspath(p) for p in paths], categories=options.get("categories"),
                       reports=True, workers=options.get("workers"))  # fmt: skip
-    return results.AnalysisSet(job)
+    found: AnalysisSet = analysis_set(job)
+    return found
 
 
 def diff_profiles(before: Any, after: Any) -> DiffResult:
@@ -86,10 +88,11 @@ def diff_profiles(before: Any, after: Any) -> DiffResult:
         >>> d.tables()["kernels"]
     """
     from gpuscope.diff import diff as _diff
-    from gpuscope.frames.results import DiffResult
+    from gpuscope.notebook import diff_result
 
     _notebook_views()
-    return DiffResult(_diff(_analysis(before), _analysis(after)))
+    result: DiffResult = diff_result(_diff(_analysis(before), _analysis(after)))
+    return result
 
 
 def _analysis(value: Any) -> Any:
@@ -115,12 +118,13 @@ def analyze_counters(*paths: str | os.PathLike[str], arch: str | None = None,
         >>> c.plot.roofline()
     """
     from gpuscope.counters.report import analyse_counters
-    from gpuscope.frames.results import CountersResult
+    from gpuscope.notebook import counters_result
     from gpuscope.trace.registry import find_sources, read_source
 
     _notebook_views()
     traces = [read_source(s) for p in paths for s in find_sources(os.fspath(p))]
-    return CountersResult(analyse_counters(traces, arch, peaks, device))
+    result: CountersResult = counters_result(analyse_counters(traces, arch, peaks, device))
+    return result
 
 
 def bench(fn: Any, *args: Any, **options: Any) -> Measurement:
@@ -155,14 +159,14 @@ def compare(a: Any, b: Any, inputs: Any = (), **options: Any) -> Comparison:
 def _notebook_views() -> None:
     """Inside IPython, show gpuscope's results as their reports (once; nothing elsewhere)."""
     if "IPython" in sys.modules:
-        from gpuscope.frames.jupyter import register_views
+        from gpuscope.notebook import register_views
 
         register_views()
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext gpuscope`: the `%%gpuscope_profile` and `%gpuscope_bench` magics."""
-    from gpuscope.frames.jupyter import load_ipython_extension as _load_extension
+    from gpuscope.notebook import load_ipython_extension as _load_extension
 
     _load_extension(ipython)
 

@@ -7,15 +7,20 @@ summary drawn in the cell, a one-line `repr`, plots.
     >>> [f.id for f in a.findings if f.severity != "info"]
     >>> a.plot.breakdown()                                 # a matplotlib Figure
 
-Each wrapper keeps what it wraps (`.analysis`, `.diff`, `.report`, `.measurement`) and computes
-its report dict once (`to_dict()`, the JSON that `--json` writes). Tables come from that dict
+Each wrapper keeps what it wraps (`.analysis`, `.diff`, `.report`, `.result`) and computes its
+report dict once (`to_dict()`, the JSON that `--json` writes). Tables come from that dict
 (`gpuscope.frames.tables`), so a DataFrame and the JSON never disagree.
+
+This package sits in the layer of `diff/`, `counters/` and `ranks/` and imports none of them:
+the wrappers of their results are given the layout that draws them (`layout`, a function of the
+report dict to a `Document`) by whoever makes them — `gpuscope.diff_profiles`,
+`gpuscope.analyze_counters`, `gpuscope.analyze`, the IPython extension (`gpuscope.notebook`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +198,9 @@ def _group_row(group: Any, kernel_ns: int) -> dict[str, Any]:
     }
 
 
+Layout = Callable[[dict[str, Any]], Any]  # a report dict → its Document
+
+
 class AnalysisSet(_Report):
     """Several traces analysed together (`gpuscope.analyze` of a folder of ranks, or several
     paths): one report per trace, and the cross-rank report when they are ranks of one job.
@@ -202,8 +210,10 @@ class AnalysisSet(_Report):
 
     kind = "analysis-set"
 
-    def __init__(self, job: Any) -> None:
+    def __init__(self, job: Any, lead: Layout | None = None) -> None:
+        """`job`: a `gpuscope.ranks.api.JobResult`; `lead`: draws the cross-rank section."""
         self.job = job
+        self._lead = lead
 
     @property
     def reports(self) -> list[dict[str, Any]]:
@@ -237,10 +247,8 @@ class AnalysisSet(_Report):
         from gpuscope.text import printable_data
 
         lead = []
-        if self.ranks is not None:
-            from gpuscope.ranks.section import section
-
-            lead.append(section(printable_data(self.ranks)))
+        if self.ranks is not None and self._lead is not None:
+            lead.append(self._lead(printable_data(self.ranks)))
         return layout.overview_document(printable_data(self.reports), lead)
 
     @functools.cached_property
@@ -261,8 +269,10 @@ class DiffResult(_Report):
 
     kind = "diff"
 
-    def __init__(self, diff: Any) -> None:
+    def __init__(self, diff: Any, layout: Layout) -> None:
+        """`diff`: a `gpuscope.diff.Diff`; `layout`: `gpuscope.diff.layout.diff_document`."""
         self.diff = diff
+        self._layout = layout
 
     def _make_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = self.diff.to_dict()
@@ -275,10 +285,9 @@ class DiffResult(_Report):
         return [Finding.of(f) for f in changes.get("appeared") or []]
 
     def _document(self) -> Any:
-        from gpuscope.diff.layout import diff_document
         from gpuscope.text import printable_data
 
-        return diff_document(printable_data(self._dict), brief=True)
+        return self._layout(printable_data(self._dict))
 
     def __repr__(self) -> str:
         verdict = self._dict.get("verdict") or {}
@@ -291,18 +300,20 @@ class CountersResult(_Report):
 
     kind = "counters"
 
-    def __init__(self, report: Any) -> None:
+    def __init__(self, report: Any, layout: Layout) -> None:
+        """`report`: a `gpuscope.counters.report.CounterReport`; `layout`:
+        `gpuscope.counters.views.counters_document`."""
         self.report = report
+        self._layout = layout
 
     def _make_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = self.report.to_dict()
         return result
 
     def _document(self) -> Any:
-        from gpuscope.counters.views import counters_document
         from gpuscope.text import printable_data
 
-        return counters_document(printable_data(self._dict))
+        return self._layout(printable_data(self._dict))
 
     @functools.cached_property
     def plot(self) -> Any:

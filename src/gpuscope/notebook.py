@@ -8,10 +8,14 @@
     %gpuscope_bench torch.matmul(a, b)        # GPU-correct timing, like %timeit
 
 Results show as their report's summary (self-contained HTML, no scripts, nothing fetched) and
-as a one-line text. The wrappers (`AnalysisResult`, ...) carry `_repr_html_`; the plain result
-types of the lower layers (`Analysis`, `Diff`, `CounterReport`, `Measurement`, `Comparison`,
-`ProfileResult`) get the same views through IPython's display formatters, registered here by
-type name, so those modules never import this one (nor IPython).
+as a one-line text. The wrappers (`gpuscope.frames.results`) carry `_repr_html_`; the plain
+result types of the lower layers (`Analysis`, `Diff`, `CounterReport`, `Measurement`,
+`Comparison`, `ProfileResult`) get the same views through IPython's display formatters,
+registered here by type name, so those modules never import this one (nor IPython).
+
+This module is an interface, like the command line (the top layer): it runs the profiler
+(`gpuscope.capture`) and gives each wrapper the layout of its package (`diff`, `counters`,
+`ranks`), which `gpuscope.frames` — their neighbour in the layer below — does not import.
 """
 
 from __future__ import annotations
@@ -39,12 +43,36 @@ def wrap(value: Any, kind: str) -> Any:
     if kind == "analysis":
         return results.AnalysisResult(value)
     if kind == "diff":
-        return results.DiffResult(value)
+        return diff_result(value)
     if kind == "counters":
-        return results.CountersResult(value)
+        return counters_result(value)
     if kind == "profile":
         return results.ProfileView(value)
     return results.BenchResult(value)
+
+
+def diff_result(diff: Any) -> Any:
+    """A `gpuscope.diff.Diff` as a `DiffResult` drawn by the diff's own layout."""
+    from gpuscope.diff.layout import diff_document
+    from gpuscope.frames.results import DiffResult
+
+    return DiffResult(diff, lambda report: diff_document(report, brief=True))
+
+
+def counters_result(report: Any) -> Any:
+    """A `CounterReport` as a `CountersResult` drawn by the counters' layout."""
+    from gpuscope.counters.views import counters_document
+    from gpuscope.frames.results import CountersResult
+
+    return CountersResult(report, counters_document)
+
+
+def analysis_set(job: Any) -> Any:
+    """A `gpuscope.ranks.api.JobResult` as an `AnalysisSet`, its cross-rank section first."""
+    from gpuscope.frames.results import AnalysisSet
+    from gpuscope.ranks.section import section
+
+    return AnalysisSet(job, section)
 
 
 def register_views(ipython: Any = None) -> None:
