@@ -48,8 +48,11 @@ def main() -> None:
             seconds, table = timed(lambda f=fresh, b=backend: f.kernels(backend=b))
             first.append(seconds)
             again.append(timed(lambda f=fresh, b=backend: f.kernels(backend=b))[0])
-        result[backend] = {"first_s": round(statistics.median(first), 3),
-                           "again_s": round(statistics.median(again), 3), "rows": len(table)}  # fmt: skip
+        result[backend] = {
+            "first_s": round(statistics.median(first), 3),
+            "again_s": round(statistics.median(again), 3),
+            "rows": len(table),
+        }
     print(json.dumps(result, indent=1))
 
 
