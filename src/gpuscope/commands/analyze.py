@@ -189,7 +189,7 @@ def _tables_and_figures(
     if args.png:
         from gpuscope.frames.plot import SetPlots
 
-        _tables.write_figures(args, SetPlots(reports))
+        _tables.write_figures(args, SetPlots(reports, ranks))
 
 
 def report_data(

@@ -118,30 +118,56 @@ class AnalysisPlots:
 class SetPlots:
     """`analysis_set.plot`: the figures of several traces' reports (the ranks of a job)."""
 
-    def __init__(self, reports: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, reports: Sequence[Mapping[str, Any]], ranks: Mapping[str, Any] | None = None
+    ) -> None:
         self._reports = reports
+        self._ranks = ranks
 
     def names(self) -> list[str]:
         return ["ranks"]
 
     def ranks(self) -> Any:
-        """Per rank: GPU busy, communication and idle time (ms); with step times per rank
-        where the job's steps are known."""
-        reports = self._reports
-        fig = _figure(10, 4)
-        ax = fig.add_subplot()
-        labels = [_rank_label(r, i) for i, r in enumerate(reports)]
-        busy = [(r.get("gpu_busy_us") or 0) / 1000 for r in reports]
-        idle = [(r.get("idle_us") or 0) / 1000 for r in reports]
-        comm = [_comm_ms(r) for r in reports]
-        compute = [max(b - c, 0.0) for b, c in zip(busy, comm, strict=True)]
-        ax.bar(labels, compute, label="busy (not communication)", color=_PALETTE[0])
-        ax.bar(labels, comm, bottom=compute, label="communication", color=_PALETTE[1])
-        ax.bar(labels, idle, bottom=busy, label="idle", color=_PALETTE[9])
-        ax.set_ylabel("ms")
-        ax.set_title("GPU time per rank")
-        _legend(ax)
+        """Per rank (the cross-rank report's `per_rank`, else each trace's report): compute,
+        communication and idle time, and beside it the mean step time and the time each rank
+        waited for the others at collectives."""
+        per_rank = (self._ranks or {}).get("per_rank") or []
+        fig = _figure(11, 4)
+        left, right = fig.subplots(1, 2, width_ratios=(1.4, 1))
+        if per_rank:
+            labels = [f"rank {r['rank']}" for r in per_rank]
+            compute = [_ms(r.get("compute_us")) for r in per_rank]
+            comm = [_ms(r.get("communication_us")) for r in per_rank]
+            idle = [_ms(r.get("idle_us")) for r in per_rank]
+        else:
+            labels = [_rank_label(r, i) for i, r in enumerate(self._reports)]
+            comm = [_comm_ms(r) for r in self._reports]
+            compute = [max(_ms(r.get("gpu_busy_us")) - c, 0.0)
+                       for r, c in zip(self._reports, comm, strict=True)]  # fmt: skip
+            idle = [_ms(r.get("idle_us")) for r in self._reports]
+        left.bar(labels, compute, label="compute", color=_PALETTE[0])
+        left.bar(labels, comm, bottom=compute, label="communication", color=_PALETTE[1])
+        tops = [a + b for a, b in zip(compute, comm, strict=True)]
+        left.bar(labels, idle, bottom=tops, label="idle", color=_PALETTE[9])
+        left.set_ylabel("ms")
+        left.set_title("GPU time per rank")
+        _legend(left)
+        steps = [_ms(r.get("step_mean_us")) for r in per_rank]
+        waited = [_ms(r.get("waited_us")) for r in per_rank]
+        if any(steps):
+            right.bar(labels, steps, color=_PALETTE[2])
+            right.set_title("mean step time per rank")
+        elif any(waited):
+            right.bar(labels, waited, color=_PALETTE[3])
+            right.set_title("time waited for other ranks")
+        else:
+            right.set_title("no steps or collectives across ranks")
+        right.set_ylabel("ms")
         return fig
+
+
+def _ms(us: Any) -> float:
+    return float(us) / 1000 if isinstance(us, (int, float)) else 0.0
 
 
 class CounterPlots:

@@ -256,7 +256,7 @@ class AnalysisSet(_Report):
         """Figures of the job: `.ranks()` (per-rank busy / wait, steps per rank)."""
         from gpuscope.frames.plot import SetPlots
 
-        return SetPlots(self.reports)
+        return SetPlots(self.reports, self.ranks)
 
     def __repr__(self) -> str:
         job = "the ranks of one job" if self.ranks is not None else "separate traces"

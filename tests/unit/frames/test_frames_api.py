@@ -88,6 +88,9 @@ def test_a_folder_of_ranks_is_one_set(tmp_path: Path) -> None:
     assert len(tables["top_kernels"]) == 2 * len(one.groupby("name").size().head(15))
     assert "ranks.per_rank" in tables and len(tables["ranks.per_rank"]) == 2
     assert "AnalysisSet of 2 traces" in repr(analysed)
+    if pytest.importorskip("matplotlib"):
+        figure = analysed.plot.ranks()
+        assert [ax.get_title() for ax in figure.axes][0] == "GPU time per rank"
     assert "<script" not in analysed._repr_html_()
 
 
