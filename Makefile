@@ -8,7 +8,7 @@ DEMO_TRACE := src/gpuscope/data/examples/llama_decode_h200.json.gz
 # tests then skip)
 ENGINES ?= ray,dask
 
-.PHONY: demo test test-alone lint typecheck unit fuzz fuzz-readers fuzz-cli clean
+.PHONY: demo test test-alone lint typecheck unit fuzz fuzz-readers fuzz-cli docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,5 +66,14 @@ fuzz-readers: $(VENV)/.installed
 fuzz-cli: $(VENV)/.installed
 	$(PY) benchmarks/fuzz_cli.py --cases $(FUZZ_CLI_N) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) --json fuzz-cli-summary.json
 
+# the docs site (mkdocs.yml): guides, API reference from the docstrings, schemas; --strict, into
+# site/ (nothing is published)
+$(VENV)/.docs: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) demo-report .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-report site .pytest_cache .mypy_cache .ruff_cache

@@ -41,7 +41,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module = _load(name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=common)
         module.configure(command)
-        command.set_defaults(_main=module.main)
+        command.set_defaults(_main=module.main, _build_parser=build_parser)  # completion
     return parser
 
 

@@ -32,9 +32,9 @@ TIERS: tuple[tuple[str, ...], ...] = (  # lowest first
     ("peaks",),  # layer 2
     ("trace", "timing", "samplers", "libtrace"),  # layer 2
     ("analysis", "report"),  # layer 3
-    ("ranks", "diff", "counters", "export"),  # layer 4
+    ("ranks", "diff", "counters", "export", "frames"),  # layer 4
     ("tools", "capture", "libperf"),  # layer 5
-    ("commands",),  # layer 6
+    ("commands", "notebook"),  # layer 6: the interfaces (command line, IPython)
     ("cli",),  # layer 6
     ("__main__",),  # layer 6
     (FACE,),  # gpuscope/__init__.py: the library's face, above everything

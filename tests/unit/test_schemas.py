@@ -14,16 +14,22 @@ import pytest
 from gpuscope import schemas
 from gpuscope.analysis._serialize import SCHEMA as ANALYSIS
 from gpuscope.commands.analyze import SET_SCHEMA
+from gpuscope.counters.analysis import SCHEMA as COUNTERS
 from gpuscope.diff.compare import SCHEMA as DIFF
 from gpuscope.errors import InputError
+from gpuscope.libperf.output import SCHEMA as LIBPERF
 from gpuscope.ranks._serialize import SCHEMA as RANKS
+from gpuscope.timing.measurement import SCHEMA as BENCH
+from gpuscope.tools.manifest import SCHEMA as RUN
 
 jsonschema = pytest.importorskip("jsonschema")
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_analysis_output_has_its_schema() -> None:
-    assert {ANALYSIS, SET_SCHEMA, RANKS, DIFF} <= set(schemas.names())
+    assert {ANALYSIS, SET_SCHEMA, RANKS, DIFF, COUNTERS, BENCH, LIBPERF, RUN} <= set(
+        schemas.names()
+    )
     for tag in schemas.names():
         schema = schemas.load(tag)
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -47,6 +53,20 @@ def test_a_set_schema_validates_on_its_own() -> None:
     missing = {e.message for e in validator.iter_errors(bare)}
     assert "'kernels' is a required property" in missing  # the analysis schema applied
     assert list(validator.iter_errors({"schema": SET_SCHEMA, "reports": []}))
+
+
+def test_the_schema_command_prints_one_or_lists_them(tmp_path: Path) -> None:
+    env = {"PYTHONPATH": str(REPO / "src")}
+    argv = [sys.executable, "-m", "gpuscope", "schema"]
+    listed = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=60, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == schemas.names()
+    one = subprocess.run([*argv, "counters"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=60, env=env)  # fmt: skip
+    assert one.returncode == 0 and json.loads(one.stdout) == schemas.load(COUNTERS)
+    bad = subprocess.run([*argv, "nope"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=60, env=env)  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no schema named 'nope'")
 
 
 def test_loading_a_schema_imports_nothing_heavy(tmp_path: Path) -> None:

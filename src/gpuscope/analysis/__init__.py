@@ -8,5 +8,6 @@ it (`Finding`, `finding`, `us`), interval arithmetic on sorted int64 arrays (`me
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._kernel_names import name_parts
+from gpuscope.analysis._opinputs import owner_rows
 
-__all__ = ["Finding", "finding", "merge", "name_parts", "overlap_with", "take", "us"]
+__all__ = ["Finding", "finding", "merge", "name_parts", "overlap_with", "owner_rows", "take", "us"]

@@ -39,7 +39,7 @@ from gpuscope.trace.model import I32, OP, Trace
 from gpuscope.trace.registry import read_trace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Analysis:
     """Everything computed about one trace. `findings` and `integrity` are plain dicts.
 
@@ -96,6 +96,14 @@ class Analysis:
         from gpuscope.analysis._serialize import analysis_dict
 
         return analysis_dict(self)
+
+    def __repr__(self) -> str:  # the generated one printed every column: 160 k characters
+        meta = self.trace.meta
+        kernels = sum(g.count for g in self.groups)
+        return (
+            f"<Analysis {meta.path!r} ({meta.format}): {kernels:,} kernels, verdict "
+            f"{self.verdict.bound}, {len(self.findings)} findings>"
+        )
 
 
 def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis:

@@ -18,4 +18,6 @@ COMMANDS: dict[str, str] = {
     "libtrace": "gpuscope.commands.libtrace",
     "libperf": "gpuscope.commands.libperf",
     "export": "gpuscope.commands.export",
+    "schema": "gpuscope.commands.schema",
+    "completion": "gpuscope.commands.completion",
 }

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands import _tables
 from gpuscope.commands._output import (
     check,
     json_bytes,
@@ -66,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("local", "ray", "dask"), default="local",
                         help="where several traces are analysed: a local process pool "
                         "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
+    _tables.add_options(parser, png=True)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,8 +80,11 @@ def main(args: argparse.Namespace) -> int:
     rules = load_rules(args.categories)
     found = _find(args)
     check(args, [*args.traces, args.categories, *found.files()], {"--perfetto": args.perfetto})
+    _tables.check_folders(args, [*args.traces, args.categories, *found.files()])
+    analysis = None
     if len(found.sources) == 1 and len(args.traces) == 1 and not found.failed:
-        reports, ranks = [_analyze_one(found.sources[0], rules, args.top)], None
+        analysis = _analysis_of(found.sources[0], rules, args.top)
+        reports, ranks = [analysis.to_dict()], None
     elif found.sources:
         reports, ranks, failed = _analyze_sources(found.sources, args)
         found.failed += failed
@@ -92,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
     if args.perfetto:  # first: a timeline that cannot be made stops the command before any report
         _timeline(args, found, broken)
     _emit(reports, args, ranks, found.failed)
+    _tables_and_figures(args, reports, ranks, found.failed, analysis)
     return 2 if broken else 0
 
 
@@ -177,6 +183,11 @@ def _none_read(args: argparse.Namespace, found: _Found) -> str:
 
 
 def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
+    result: dict[str, Any] = _analysis_of(source, rules, top).to_dict()
+    return result
+
+
+def _analysis_of(source: Any, rules: Any, top: int) -> Any:
     from gpuscope.analysis.analyze import analyze
     from gpuscope.trace.registry import read_source
 
@@ -184,7 +195,35 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
         trace = read_source(source, progress)
     for warning in trace.meta.warnings:
         warn(f"{source.path}: {warning}")
-    return analyze(trace, rules, top).to_dict()
+    return analyze(trace, rules, top)
+
+
+def _tables_and_figures(
+    args: argparse.Namespace,
+    reports: list[dict[str, Any]],
+    ranks: dict[str, Any] | None,
+    failed: list[tuple[str, str]],
+    analysis: Any,
+) -> None:
+    """--csv / --parquet: the report's tables; --png: its figures (one trace: timeline,
+    breakdown, gaps; several: the per-rank chart)."""
+    if not _tables.folders(args):
+        return
+    if analysis is not None:
+        from gpuscope.frames.results import AnalysisResult
+
+        result = AnalysisResult(analysis)
+        _tables.write_tables(args, result._rows())
+        if args.png:
+            _tables.write_figures(args, result.plot)
+        return
+    from gpuscope.frames.tables import set_tables
+
+    _tables.write_tables(args, set_tables(reports, ranks, failed))
+    if args.png:
+        from gpuscope.frames.plot import SetPlots
+
+        _tables.write_figures(args, SetPlots(reports, ranks))
 
 
 def report_data(

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands import _tables
 from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
 from gpuscope.commands._say import warn
 
@@ -49,6 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--list-avail", metavar="FILE", help="saved `rocprofv3 --list-avail` output to use"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="--plan: write here, not stdout")
+    _tables.add_options(parser, png=True)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -73,12 +75,19 @@ def _analyse(args: argparse.Namespace) -> int:
     sources = [s for path in args.traces for s in find_sources(path)]
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
     check(args, inputs)
+    _tables.check_folders(args, inputs)
     traces = [read_source(s) for s in sources]
     for trace in traces:
         for warning in trace.meta.warnings:
             warn(f"{trace.meta.path}: {warning}")
     report = analyse_counters(traces, args.arch, args.peaks, args.device).to_dict()
     _emit(report, args)
+    if _tables.folders(args):
+        from gpuscope.frames.plot import CounterPlots
+        from gpuscope.frames.tables import report_tables
+
+        _tables.write_tables(args, report_tables(report))
+        _tables.write_figures(args, CounterPlots(report))
     return 0
 
 

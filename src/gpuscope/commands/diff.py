@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuscope.commands import _tables
 from gpuscope.commands._output import check, stdout_wanted, write_json, write_text
 from gpuscope.commands._say import warn
 
@@ -28,6 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no terminal report (files only)"
     )
+    _tables.add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -37,9 +39,15 @@ def main(args: argparse.Namespace) -> int:
     args.quiet = args.quiet or stdout_wanted(args)  # stdout carries that output alone
     rules = load_rules(args.categories)
     before, after = _sources(args.before), _sources(args.after)
-    check(args, [args.before, args.after, args.categories, *before.paths, *after.paths])
+    inputs = [args.before, args.after, args.categories, *before.paths, *after.paths]
+    check(args, inputs)
+    _tables.check_folders(args, inputs)
     report = diff(_analyze(before, rules), _analyze(after, rules)).to_dict()
     _emit(report, args)
+    if _tables.folders(args):
+        from gpuscope.frames.tables import report_tables
+
+        _tables.write_tables(args, report_tables(report))
     return 0
 
 

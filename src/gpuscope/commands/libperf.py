@@ -66,6 +66,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--md", type=Path, metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--jobid", help="jobid column (default: the trace's)")
     parser.add_argument("--model", help="model column (default: the trace's)")
+    from gpuscope.commands._tables import add_options
+
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -89,6 +92,9 @@ def main(args: argparse.Namespace) -> int:
     options.validate()
     target = args.output or source.with_name("library_perf.csv")
     check(args, [source], {"-o": target})  # before any replay
+    from gpuscope.commands import _tables
+
+    _tables.check_folders(args, [source, target])
     with _progress() as progress:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
@@ -109,6 +115,10 @@ def main(args: argparse.Namespace) -> int:
         write_text(args.json, report.to_json(done.report))
     if args.md:
         write_text(args.md, markdown.render(doc))
+    if _tables.folders(args):
+        from gpuscope.frames.tables import report_tables
+
+        _tables.write_tables(args, report_tables(done.report))
     return 0
 
 

@@ -40,7 +40,7 @@ class StepTimes:
         return welch(self.before, self.after)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Diff:
     """Before and after, with their kernels matched (`kernels`, largest |Δ| first)."""
 
@@ -58,6 +58,9 @@ class Diff:
         from gpuscope.diff.serialize import diff_dict
 
         return diff_dict(self)
+
+    def __repr__(self) -> str:  # not both analyses, column by column
+        return f"<Diff {self.before!r} → {self.after!r}: {len(self.kernels)} kernel changes>"
 
 
 def diff(before: Analysis, after: Analysis) -> Diff:

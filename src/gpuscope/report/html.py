@@ -52,6 +52,33 @@ def render(doc: Document) -> str:
     return str(page)
 
 
+def fragment(doc: Document, scope: str = "gpuscope-report") -> str:
+    """The document as one `<div class=scope>` to embed in another page (a Jupyter cell):
+    the same markup and inline SVG as `render`, its styles confined to that div."""
+    body = Markup("\n").join(_section(s, depth=2) for s in doc.sections)
+    header = _el("header", _el("h1", doc.title) + (_el("p", doc.subtitle) if doc.subtitle else ""))
+    footer = _el("footer", doc.footer) if doc.footer else Markup("")
+    style = Markup("<style>{}</style>").format(Markup(scoped_css(f".{scope}")))
+    return str(_el("div", style + header + _el("main", body) + footer, cls=scope))
+
+
+def scoped_css(scope: str) -> str:
+    """The stylesheet with every rule confined to `scope` (`:root` and `body` become it)."""
+    import re
+
+    def rule(match: re.Match[str]) -> str:
+        selectors = []
+        for selector in match[1].split(","):
+            selector = selector.strip()
+            if selector in (":root", "body"):
+                selectors.append(scope)
+            else:
+                selectors.append(f"{scope} {selector}")
+        return f"\n{', '.join(selectors)} {{{match[2]}}}"
+
+    return re.sub(r"([^{}]+?)\s*\{([^{}]*)\}", rule, CSS)
+
+
 def _el(tag: str, content: Any = "", cls: str = "", **attrs: str) -> Markup:
     """`<tag class=… attr=…>content</tag>`; `content` and attribute values are escaped."""
     pairs = {"class": cls, **attrs}

@@ -1,0 +1,89 @@
+"""Every output without an analysis schema validates against its own (issue 21.3): the counters
+report of every input here that holds counters, a benchmark and an A/B test, a run's manifest
+(start and end), and a libperf report made with the fake vendor binaries; the shipped bench and
+run schemas are still what the types say (scripts/make_schemas.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import gpuscope
+from gpuscope.counters.analysis import analyse_counters
+from gpuscope.errors import GpuscopeError
+from gpuscope.trace.registry import read_source
+from tests.integration.test_libperf_cli import env, trace  # noqa: F401 - fixtures
+from tests.integration.test_libperf_cli import gpuscope as cli
+from tests.unit.report.test_every_report_encodes import REFERENCE, not_plain, sources, validator
+
+pytest.importorskip("jsonschema")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def errors(data: dict[str, Any]) -> list[str]:
+    found = list(not_plain(data))
+    data = json.loads(json.dumps(data))
+    found += [f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+              for e in validator(data["schema"]).iter_errors(data)]  # fmt: skip
+    return found[:5]
+
+
+def test_every_counters_report_validates() -> None:
+    failed, checked = [], 0
+    for key, source in sources().items():
+        try:
+            found = read_source(source)
+            if not len(found.counters):
+                continue
+            report = analyse_counters([found]).to_dict()
+        except GpuscopeError:
+            continue  # not a counters input this version analyses: an error line, tested elsewhere
+        checked += 1
+        failed += [f"{' + '.join(key[1])}: {e}" for e in errors(report)]
+    assert not failed, "\n".join(failed)
+    assert checked >= (15 if REFERENCE.is_dir() else 1)
+
+
+def test_a_benchmark_and_an_ab_test_validate() -> None:
+    m = gpuscope.bench(lambda: sum(range(100)), budget_s=0.05, min_samples=5)
+    c = gpuscope.compare(lambda: sum(range(100)), lambda: sum(range(110)), budget_s=0.1)
+    for result in (m, c):
+        data = msgspec.to_builtins(result)
+        assert not errors(data), errors(data)
+    bad = {**msgspec.to_builtins(m), "samples_us": "fast"}
+    assert errors(bad)
+
+
+def test_a_run_manifest_validates(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "gpuscope", "run", "-q", "--output-dir", str(tmp_path / "runs"),
+            "--", sys.executable, "-c", "pass"]  # fmt: skip
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
+    (manifest,) = (tmp_path / "runs").glob("*/manifest.json")
+    data = json.loads(manifest.read_text())
+    assert data["status"] != "running" and not errors(data), errors(data)
+    assert errors({**data, "exit_code": "zero"})
+    assert errors({**data, "surprise": 1})  # every key of a manifest is known
+
+
+def test_a_libperf_report_validates(tmp_path: Path, env: dict[str, str], trace: Path) -> None:  # noqa: F811
+    done = cli(env, tmp_path, "libperf", str(trace), "--timeout-s", "2", "--json", "r.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert not errors(report), errors(report)
+
+
+def test_the_generated_schemas_are_current() -> None:
+    script = REPO / "scripts" / "make_schemas.py"
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    argv = [sys.executable, str(script), "--check"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
