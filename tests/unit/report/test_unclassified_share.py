@@ -62,5 +62,7 @@ def test_unclassified_share_is_at_most_5_percent_on_every_input(
             over.append(lines[-1])
     with capsys.disabled():
         print("\nunclassified share of GPU time per input:\n" + "\n".join(lines))
-    assert len(lines) >= 20, "too few inputs: the enumeration found almost nothing"
+    # the bundled recordings alone are 16 inputs; with ../shared beside the checkout, 100 and more
+    least = 40 if os.path.isdir(REFERENCE) else 12
+    assert len(lines) >= least, "too few inputs: the enumeration found almost nothing"
     assert not over, f"{len(over)} inputs above {LIMIT:.0%} unclassified:\n" + "\n".join(over)
