@@ -284,6 +284,18 @@ def test_run_reads_a_bad_configuration_file_without_a_traceback(
     cli(folder, Plan("run", argv, []))
 
 
+# found by the final CLI run, reported: a strict xfail until tools/config.py checks the type
+@pytest.mark.xfail(strict=True, reason="reported to the lead: tools/config.py")
+@pytest.mark.parametrize("outputs", ["null", "5"])
+def test_doctor_reads_a_tools_config_with_outputs_of_the_wrong_type(
+    folder: Path, outputs: str
+) -> None:
+    """doctor:3991 (seed 1, json.wrong-type): a tool's "outputs" that is not a list was a
+    TypeError traceback ('NoneType' object is not iterable) in doctor and run."""
+    (folder / "t.json").write_text(f'{{"tools": {{"rocprof": {{"outputs": {outputs}}}}}}}')
+    cli(folder, Plan("doctor", ["doctor", "--tools-config", "t.json"], []))
+
+
 # found by the CLI fuzzer, fixed in ranks/engine.py
 def test_several_traces_with_a_long_tmpdir(folder: Path) -> None:
     """The quick subset under pytest's tmp path: the process pool's forkserver socket in a TMPDIR
