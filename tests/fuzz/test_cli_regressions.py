@@ -284,8 +284,7 @@ def test_run_reads_a_bad_configuration_file_without_a_traceback(
     cli(folder, Plan("run", argv, []))
 
 
-# found by the final CLI run, reported: a strict xfail until tools/config.py checks the type
-@pytest.mark.xfail(strict=True, reason="reported to the lead: tools/config.py")
+# found by the final CLI run, fixed in tools/config.py
 @pytest.mark.parametrize("outputs", ["null", "5"])
 def test_doctor_reads_a_tools_config_with_outputs_of_the_wrong_type(
     folder: Path, outputs: str

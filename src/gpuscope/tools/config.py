@@ -98,12 +98,12 @@ def _parse_entry(name: str, entry: Any, origin: str) -> ToolConfig:
         )
     return ToolConfig(
         name=name,
-        kind=str(entry.get("kind", "")),
+        kind=_text(entry.get("kind", ""), f"{where}.kind"),
         cmd=split_cmd(entry.get("cmd", ""), where),
         env_vars=env_mapping(entry.get("env_vars", {}), f"{where}.env_vars"),
         vendor=_vendor(entry.get("vendor"), where),
-        description=str(entry.get("description", "")),
-        outputs=tuple(str(o) for o in entry.get("outputs", ())),
+        description=_text(entry.get("description", ""), f"{where}.description"),
+        outputs=_outputs(entry.get("outputs", []), f"{where}.outputs"),
         pre_scripts=_scripts(entry.get("pre_scripts", []), f"{where}.pre_scripts"),
         post_scripts=_scripts(entry.get("post_scripts", []), f"{where}.post_scripts"),
         options=env_mapping(entry.get("options", {}), f"{where}.options"),
@@ -138,6 +138,18 @@ def _vendor(value: Any, where: str) -> str | None:
     if not isinstance(value, str) or value.upper() not in VENDORS:
         raise ConfigError(f"{where}.vendor {value!r} is not one of {', '.join(VENDORS)}")
     return value.upper()
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, not {type(value).__name__}")
+    return value
+
+
+def _outputs(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: expected a list of file patterns (strings)")
+    return tuple(value)
 
 
 def _scripts(value: Any, where: str) -> tuple[Script, ...]:
