@@ -81,15 +81,13 @@ def analyse(a: Analysis) -> Result | None:
     rows, dims = _kernel_launches(trace)
     if not len(rows):
         return None
-    devices = sorted({int(d) for d in trace.gpu.device[rows]})
+    devices = np.unique(trace.gpu.device[rows]).tolist()
     units = {d: multiprocessors(device_of(trace.meta.devices, d)) for d in devices}
     unit = "CU" if trace.meta.vendor == "amd" else "SM"
     keys = np.column_stack([trace.gpu.name[rows], trace.gpu.device[rows], dims])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    members = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
+    first, members = _groups_of(keys)
     make = _GroupMaker(a, units, unit)
-    groups = [make(int(rows[i]), dims[i], m) for i, m in zip(first.tolist(), members, strict=True)]
+    groups = [make(int(rows[i]), dims[i], rows[m]) for i, m in zip(first, members, strict=True)]
     groups.sort(key=lambda g: (-g.launches.time_ns, g.launches.kernel))
     framework = a.inputs.cpu or "jax" in trace.meta.format or "xla" in trace.meta.format
     return Result(groups, a.kernel_ns, units, unit, trace.meta.vendor, framework, a.program.kind)
@@ -129,6 +127,16 @@ def _kernel_launches(trace: Trace) -> tuple[Any, Any]:
     columns = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
     dims = np.column_stack([getattr(params, c).astype(np.int64) for c in columns])
     return rows[keep], dims[keep]
+
+
+def _groups_of(keys: Any) -> tuple[list[int], list[Any]]:
+    """The distinct rows of `keys` in sorted (lexicographic) order: the index of each one's first
+    occurrence and the indices of all its occurrences, ascending (`np.unique(axis=0)` sorts the
+    same way, ~10 × slower)."""
+    order = np.lexsort(keys.T[::-1])  # stable: equal rows keep their order
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+    return order[starts].tolist(), np.split(order, starts[1:])
 
 
 def _dims(values: Any) -> grid.Dims:
