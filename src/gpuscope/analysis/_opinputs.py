@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._nesting import Nesting
+from gpuscope.analysis._unique import unique, unique_rows
 from gpuscope.analysis.launch import Links
 from gpuscope.trace.model import I64, OP, Trace
 
@@ -167,8 +168,8 @@ def distinct(trace: Trace, rows: I64, *extra: Any) -> tuple[I64, I64]:
     ops = trace.ops
     columns = [ops.name[rows], ops.input_dims[rows], ops.input_types[rows], ops.concrete[rows]]
     keys = np.stack([*columns, *(np.asarray(e)[rows] for e in extra)], axis=1)
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    return rows[first], inverse.reshape(-1)
+    first, inverse = unique_rows(keys)
+    return rows[first], inverse
 
 
 def per_op(owner: I64, values: Any, size: int) -> Any:
@@ -179,4 +180,4 @@ def per_op(owner: I64, values: Any, size: int) -> Any:
 
 def names_matching(trace: Trace, wanted: Any) -> list[int]:
     """Name indices of `trace.names` used by operators whose text satisfies `wanted(name)`."""
-    return [int(i) for i in np.unique(trace.ops.name) if wanted(trace.names[i])]
+    return [int(i) for i in unique(trace.ops.name) if wanted(trace.names[i])]

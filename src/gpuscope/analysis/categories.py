@@ -29,6 +29,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from gpuscope.analysis._kernel_names import NameParts, name_parts
+from gpuscope.analysis._unique import unique
 from gpuscope.errors import ConfigError
 from gpuscope.trace.model import I32, KERNEL, MEMCPY, MEMSET, OP, Trace
 
@@ -328,7 +329,7 @@ def family_totals(trace: Trace, classes: Classification) -> list[FamilyTotal]:
         count, time = trace.totals.count[rows], trace.totals.total_ns[rows]
     known = bool((time >= 0).all())
     result = []
-    for index in np.unique(family):
+    for index in unique(family):
         mine = family == index
         weight = time[mine] if known else count[mine]
         ids, inverse = np.unique(names[mine], return_inverse=True)
@@ -363,7 +364,7 @@ def _parent_categories(trace: Trace, rules: Rules, external_ids: Any) -> I32:
     """Category of the CPU op with each External id (-1 when none or unclassified)."""
     parents = parent_ops(trace, external_ids)
     lookup = np.full(len(trace.names) + 1, -1, np.int32)  # last slot: "no parent"
-    for name in np.unique(parents[parents >= 0]):
+    for name in unique(parents[parents >= 0]):
         lookup[name] = _index(rules.classify_op(trace.names[name]))
     result: I32 = lookup[parents]
     return result

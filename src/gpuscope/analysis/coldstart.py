@@ -53,6 +53,7 @@ from gpuscope.analysis._profiler_overhead import (
     overhead_finding,
 )
 from gpuscope.analysis._profiler_overhead import to_dict as overhead_dict
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.steps import complete_steps, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -175,7 +176,7 @@ def _named(trace: Trace) -> list[Event]:
     """Loading, slow queries and compilation, recognised by name."""
     found: list[Event] = []
     for _, name, start, end in _rows(trace):
-        for index in np.unique(name):
+        for index in unique(name):
             text = trace.names[index]
             kind = _kind_of(text)
             if kind is None:
@@ -219,7 +220,7 @@ def _captures(trace: Trace) -> list[Event]:
 
 
 def _matching(trace: Trace, name: Any, pattern: re.Pattern[str]) -> Mask:
-    wanted = [i for i in np.unique(name) if pattern.match(trace.names[i])]
+    wanted = [i for i in unique(name) if pattern.match(trace.names[i])]
     result: Mask = np.isin(name, wanted)
     return result
 
@@ -333,7 +334,7 @@ def _not_per_step(
 
 def _waiting_calls(trace: Trace) -> Mask:
     """Host calls whose time is set by the device, not by warm-up: syncs and copies."""
-    wanted = [i for i in np.unique(trace.host.name) if WAITING.search(trace.names[i])]
+    wanted = [i for i in unique(trace.host.name) if WAITING.search(trace.names[i])]
     result: Mask = np.isin(trace.host.name, wanted)
     return result
 

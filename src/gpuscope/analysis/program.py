@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._unique import unique
 from gpuscope.trace.model import KERNEL, OP, Trace
 
 KINDS = ("pytorch", "jax", "ggml", "julia", "cuda-cpp", "hip-cpp", "unknown")
@@ -107,7 +108,7 @@ def program(trace: Trace) -> Program:
 
 
 def _names(trace: Trace, indices: Any) -> set[str]:
-    return {trace.names[int(i)] for i in np.unique(indices)} if len(indices) else set()
+    return {trace.names[int(i)] for i in unique(indices)} if len(indices) else set()
 
 
 def _kernel_times(trace: Trace) -> dict[str, int]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis._finding import us
+from gpuscope.analysis._unique import unique
 from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import I64, KERNEL, Mask, device_of
 
@@ -58,7 +59,7 @@ class Context:
 
     def kernel_names(self, pattern: re.Pattern[str]) -> Mask:
         gpu, names = self.a.trace.gpu, self.a.trace.names
-        hits = [i for i in np.unique(gpu.name[self.kernels]) if pattern.search(names[i])]
+        hits = [i for i in unique(gpu.name[self.kernels]) if pattern.search(names[i])]
         return self.kernels & np.isin(gpu.name, hits)
 
     def owned_by(self, op_names: list[int]) -> Mask:
