@@ -136,10 +136,15 @@ def owner_rows(trace: Trace, links: Links) -> I64:
     result = np.full(len(gpu), -1, np.int64)
     rows = np.flatnonzero((ops.kind == OP) & (ops.external_id >= 0))
     if len(rows) and len(gpu):
-        rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ops.external_id[rows]))]
+        # by id (ids mostly rise with time: a stable sort of them is one pass), then, where
+        # operators share an id, by start and longest first: the last of each id is innermost
+        rows = rows[np.argsort(ops.external_id[rows], kind="stable")]
         ids = ops.external_id[rows]
-        last = np.r_[ids[1:] != ids[:-1], True]  # the innermost of each id
-        rows, ids = rows[last], ids[last]
+        if (ids[1:] == ids[:-1]).any():
+            rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ids))]
+            ids = ops.external_id[rows]
+            last = np.r_[ids[1:] != ids[:-1], True]
+            rows, ids = rows[last], ids[last]
         pos = np.clip(np.searchsorted(ids, ext), 0, len(ids) - 1)
         found = (ids[pos] == ext) & (ext >= 0)
         result[found] = rows[pos[found]]

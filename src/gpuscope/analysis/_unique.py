@@ -25,6 +25,37 @@ def unique(values: Any) -> Any:
     return np.unique(values)
 
 
+def unique_inverse(values: Any) -> tuple[Any, Any]:
+    """`np.unique(values, return_inverse=True)` of a 1-d array (the inverse 1-d)."""
+    values = np.asarray(values)
+    size = len(values) if values.ndim == 1 else 0
+    if size and values.dtype.kind in "iu":
+        low, high = int(values.min()), int(values.max())
+        if high - low < 16 * size + 65536:
+            offset = values.astype(np.int64) - low
+            present = np.zeros(high - low + 1, bool)
+            present[offset] = True
+            rank = np.cumsum(present) - 1
+            return (np.flatnonzero(present) + low).astype(values.dtype), rank[offset]
+    found, inverse = np.unique(values, return_inverse=True)
+    return found, inverse.reshape(-1)
+
+
+def sort_by(primary: Any, secondary: Any) -> Any:
+    """`np.lexsort((secondary, primary))` of two integer columns: one stable sort of a combined
+    key where it fits in int64 (half the passes)."""
+    if len(primary):
+        low, high = int(primary.min()), int(primary.max())
+        second_low, second_high = int(secondary.min()), int(secondary.max())
+        span = second_high - second_low + 1
+        if (high - low + 1) * span < 2**62:
+            key = (primary.astype(np.int64) - low) * span + (
+                secondary.astype(np.int64) - second_low
+            )
+            return np.argsort(key, kind="stable")
+    return np.lexsort((secondary, primary))
+
+
 def unique_rows(keys: Any) -> tuple[Any, Any]:
     """`np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]` of a 2-d integer
     array: the index of each distinct row's first occurrence, in sorted (lexicographic) order,

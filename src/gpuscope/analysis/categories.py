@@ -29,7 +29,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from gpuscope.analysis._kernel_names import NameParts, name_parts
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.errors import ConfigError
 from gpuscope.trace.model import I32, KERNEL, MEMCPY, MEMSET, OP, Trace
 
@@ -269,7 +269,7 @@ def classify(trace: Trace, rules: Rules) -> Classification:
     category[gpu.kind == MEMCPY] = CATEGORIES.index("memcpy")
     category[gpu.kind == MEMSET] = CATEGORIES.index("memset")
     kernels = np.flatnonzero(gpu.kind == KERNEL)
-    names, inverse = np.unique(gpu.name[kernels], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[kernels])
     matches = [rules.match_kernel(trace.names[n], trace.meta.vendor) for n in names]
     families = rules.families
     family = np.full(len(gpu), -1, np.int32)
@@ -332,7 +332,7 @@ def family_totals(trace: Trace, classes: Classification) -> list[FamilyTotal]:
     for index in unique(family):
         mine = family == index
         weight = time[mine] if known else count[mine]
-        ids, inverse = np.unique(names[mine], return_inverse=True)
+        ids, inverse = unique_inverse(names[mine])
         top = ids[int(np.bincount(inverse, weights=weight).argmax())]
         total = int(time[mine].sum()) if known else -1
         name = classes.families[int(index)]

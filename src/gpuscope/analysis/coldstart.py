@@ -53,7 +53,7 @@ from gpuscope.analysis._profiler_overhead import (
     overhead_finding,
 )
 from gpuscope.analysis._profiler_overhead import to_dict as overhead_dict
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import sort_by, unique, unique_inverse
 from gpuscope.analysis.steps import complete_steps, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -358,11 +358,10 @@ def _outliers(name: I64, detail: I64, start: I64, end: I64) -> list[tuple[int, i
     """(row, excess) of the first instance of each (name, detail) group that is an outlier."""
     if len(name) < 2:
         return []
-    _, detail_rank = np.unique(detail, return_inverse=True)
-    key = name * (int(detail_rank.max()) + 1) + detail_rank.ravel()
-    _, group = np.unique(key, return_inverse=True)
-    group = group.ravel()
-    order = np.lexsort((start, group))
+    _, detail_rank = unique_inverse(detail)
+    key = name * (int(detail_rank.max()) + 1) + detail_rank
+    _, group = unique_inverse(key)
+    order = sort_by(group, start)
     first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
     rest = np.ones(len(name), bool)
     rest[first] = False
@@ -378,8 +377,14 @@ def _group_medians(group: I64, value: I64, groups: int) -> Any:
     result = np.full(groups, -1.0)
     if len(group) == 0:
         return result
-    order = np.lexsort((value, group))
-    g, v = group[order], value[order]
+    low, span = int(value.min()), int(value.max()) - int(value.min()) + 1
+    if int(group.min()) >= 0 and (int(group.max()) + 1) * span < 2**62:
+        # the values sorted within their group: one sort of (group, value) as one number
+        both = np.sort(group.astype(np.int64) * span + (value - low))
+        g, v = both // span, both % span + low
+    else:
+        order = np.lexsort((value, group))
+        g, v = group[order], value[order]
     begin = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     count = np.diff(np.r_[begin, len(g)])
     result[g[begin]] = v[begin + (count - 1) // 2]

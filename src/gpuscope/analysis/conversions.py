@@ -27,7 +27,7 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._opinputs import Inputs, Recorded, distinct, dtype_code, short
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import DTOD, KERNEL, MEMCPY, OP, Trace
 
@@ -109,7 +109,7 @@ def analyse(a: Analysis) -> Result | None:
 
 def _rows(a: Analysis, owner: Any, kernels: Any, python: PythonLines) -> list[Row]:
     trace = a.trace
-    rows, inverse = np.unique(owner[kernels], return_inverse=True)
+    rows, inverse = unique_inverse(owner[kernels])
     time = np.bincount(inverse, weights=trace.gpu.dur[kernels], minlength=len(rows))
     count = np.bincount(inverse, minlength=len(rows))
     recorded = Recorded(trace)

@@ -32,7 +32,7 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.document.names import short_name
@@ -298,7 +298,7 @@ def _host_wait(gaps: tuple[I64, I64], start: I64, end: I64, wait: I64) -> HostWa
 def _op_stats(
     trace: Trace, name: I64, own: I64, inclusive: I64, wait: I64 | None, caller: I64
 ) -> list[OpStat]:
-    keys, inverse = np.unique(name, return_inverse=True)
+    keys, inverse = unique_inverse(name)
     count = np.bincount(inverse, minlength=len(keys))
     self_sum = np.bincount(inverse, weights=own, minlength=len(keys))
     incl_sum = np.bincount(inverse, weights=inclusive, minlength=len(keys))
@@ -326,7 +326,7 @@ def _top_caller(inverse: I64, frame: I64, own: I64, groups: int) -> list[tuple[i
     if not known.any():
         return result
     pair = inverse[known] * (int(frame.max()) + 1) + frame[known]
-    pairs, pair_inverse = np.unique(pair, return_inverse=True)
+    pairs, pair_inverse = unique_inverse(pair)
     time = np.bincount(pair_inverse, weights=own[known], minlength=len(pairs))
     group, name = np.divmod(pairs, int(frame.max()) + 1)
     order = np.lexsort((time, group))  # within a group, the largest time comes last
@@ -340,7 +340,7 @@ def _callers(trace: Trace, caller: I64, own: I64) -> list[Caller]:
     """User Python frames by the operator self time under them (frames grouped by name)."""
     known = caller >= 0
     frame_names = trace.ops.name[caller[known]]
-    keys, inverse = np.unique(frame_names, return_inverse=True)
+    keys, inverse = unique_inverse(frame_names)
     time = np.bincount(inverse, weights=own[known], minlength=len(keys))
     count = np.bincount(inverse, minlength=len(keys))
     found = [

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.analysis.categories import CATEGORIES, Classification
 from gpuscope.trace import copy_kind
 from gpuscope.trace.model import COPY_KINDS, KERNEL, MEMCPY, MEMSET, PAGEABLE, PINNED, Trace
@@ -37,7 +37,7 @@ def kernel_groups(trace: Trace, classes: Classification) -> list[KernelGroup]:
     rows = np.flatnonzero(gpu.kind == KERNEL)
     if len(rows) == 0:
         return _total_groups(trace, classes)
-    names, inverse = np.unique(gpu.name[rows], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[rows])
     durations = gpu.dur[rows]
     known = bool((durations >= 0).all())
     totals = np.bincount(inverse, weights=durations, minlength=len(names))

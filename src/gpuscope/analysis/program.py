@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.trace.model import KERNEL, OP, Trace
 
 KINDS = ("pytorch", "jax", "ggml", "julia", "cuda-cpp", "hip-cpp", "unknown")
@@ -115,7 +115,7 @@ def _kernel_times(trace: Trace) -> dict[str, int]:
     """Kernel name → total time (ns; dispatch count where durations are unknown)."""
     gpu = trace.gpu
     rows = gpu.kind == KERNEL
-    names, inverse = np.unique(gpu.name[rows], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[rows])
     if not len(names):
         totals = trace.totals
         kept = totals.kind == KERNEL

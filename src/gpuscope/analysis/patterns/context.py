@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis._finding import us
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import I64, KERNEL, Mask, device_of
 
@@ -49,7 +49,7 @@ class Context:
 
     def top_kernels(self, mask: Mask, count: int = 5) -> list[dict[str, Any]]:
         gpu, names = self.a.trace.gpu, self.a.trace.names
-        ids, inverse = np.unique(gpu.name[mask], return_inverse=True)
+        ids, inverse = unique_inverse(gpu.name[mask])
         time = np.bincount(inverse, weights=gpu.dur[mask], minlength=len(ids))
         calls = np.bincount(inverse, minlength=len(ids))
         order = np.argsort(-time)[:count]
