@@ -382,7 +382,9 @@ class _Builder:
 
     def _add_group(self, cat: str, group: list[Any]) -> None:
         if cat in _FLOW:
-            self._add_flows([e for e in group if e.ph in ("s", "f", "t")])
+            if not set(map(_PH, group)) <= {"s", "f", "t"}:
+                group = [e for e in group if e.ph in ("s", "f", "t")]
+            self._add_flows(group)
             return
         if set(map(_PH, group)) != {"X"}:
             group = [e for e in group if e.ph == "X"]
@@ -426,13 +428,14 @@ class _Builder:
         index = self.names
         get = index.get
         names = list(map(_NAME, group))
-        ids = list(map(get, names))
-        if None in ids:  # new names get the next indices in order of first appearance
-            for name in dict.fromkeys(names):
-                if name not in index:
-                    index[name] = len(index)
-            ids = list(map(index.__getitem__, names))
-        return np.array(ids, np.int32)
+        try:  # every name known: one pass (a new one is None, which fromiter refuses)
+            return np.fromiter(map(get, names), np.int32, len(names))
+        except TypeError:
+            pass
+        for name in dict.fromkeys(names):  # new names get the next indices, in order of first
+            if name not in index:  # appearance
+                index[name] = len(index)
+        return np.fromiter(map(index.__getitem__, names), np.int32, len(names))
 
     def _add_gpu(self, kind: int, group: list[Any]) -> None:
         cols = self._common(group)
@@ -573,7 +576,7 @@ class _Builder:
         self.parts["flows"].append(
             {
                 "id": _column(group, "id"),
-                "phase": np.array([e.ph != "s" for e in group], np.int8),
+                "phase": np.fromiter(map("s".__ne__, map(_PH, group)), np.int8, len(group)),
                 "start": self._ts(group),
                 "pid": _column(group, "pid"),
                 "tid": _column(group, "tid"),
@@ -817,6 +820,8 @@ def _column(items: list[Any], attribute: str) -> I64:
 def _external_ids(args: list[Any]) -> I64:
     """`External id` (current schema) or `external id` (legacy), -1 when neither."""
     current = _column(args, "external_id")
+    if (current != -1).all():
+        return current
     legacy = _column(args, "legacy_external_id")
     return np.where(current != -1, current, legacy)
 
@@ -825,9 +830,11 @@ def _devices_of(group: list[Any], args: list[Any]) -> Any:
     """The device of each GPU event: args.device when it fits int32, else the pid when that is
     an int that fits (older ROCm traces), else -1."""
     device = _column(args, "device")
+    fits = (device >= 0) & (device < 2**31)
+    if fits.all():
+        return device.astype(np.int32)
     pids = list(map(attrgetter("pid"), group))
     pid = np.array([p if type(p) is int and 0 <= p < 2**31 else -1 for p in pids], np.int64)
-    fits = (device >= 0) & (device < 2**31)
     return np.where(fits, device, pid).astype(np.int32)
 
 
