@@ -23,6 +23,13 @@ def use_processes(on: bool = True) -> None:
     _asked = on
 
 
+def processes_asked() -> bool:
+    """Whether the caller let gpuscope start processes (`use_processes()` or
+    GPUSCOPE_READ_WORKERS above 1)."""
+    env = os.environ.get("GPUSCOPE_READ_WORKERS", "").strip()
+    return _asked if not env.isdigit() else int(env) > 1
+
+
 def read_workers(path: str) -> int:
     """Worker processes for `path`: GPUSCOPE_READ_WORKERS when set, else one per usable CPU (at
     most MAX_WORKERS) once `use_processes()` was called; 1 for files under PARALLEL_BYTES."""

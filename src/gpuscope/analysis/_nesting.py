@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 
+from gpuscope.analysis._unique import unique
 from gpuscope.trace.model import I64, PYTHON, Trace
 
 
@@ -35,7 +36,7 @@ class Nesting:
         """For each query interval: the index (into the constructor's arrays) of the innermost
         interval on the same thread that encloses it, else -1."""
         cand = np.full(len(tid), -1, np.int64)
-        for thread in np.unique(tid).tolist():
+        for thread in unique(tid).tolist():
             if thread not in self.blocks:
                 continue
             lo, hi = self.blocks[thread]
@@ -110,7 +111,7 @@ class PythonLines:
     def __init__(self, trace: Trace) -> None:
         ops = trace.ops
         python = np.flatnonzero(ops.kind == PYTHON)
-        user = {int(i) for i in np.unique(ops.name[python]) if is_user_frame(trace.names[i])}
+        user = {int(i) for i in unique(ops.name[python]) if is_user_frame(trace.names[i])}
         self.rows = python[np.isin(ops.name[python], list(user))] if user else python[:0]
         self.trace = trace
         self.nesting = Nesting(ops.start[self.rows], ops.end[self.rows], ops.tid[self.rows])

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._nesting import Nesting
+from gpuscope.analysis._unique import unique, unique_rows
 from gpuscope.analysis.launch import Links
 from gpuscope.trace.model import I64, OP, Trace
 
@@ -135,10 +136,15 @@ def owner_rows(trace: Trace, links: Links) -> I64:
     result = np.full(len(gpu), -1, np.int64)
     rows = np.flatnonzero((ops.kind == OP) & (ops.external_id >= 0))
     if len(rows) and len(gpu):
-        rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ops.external_id[rows]))]
+        # by id (ids mostly rise with time: a stable sort of them is one pass), then, where
+        # operators share an id, by start and longest first: the last of each id is innermost
+        rows = rows[np.argsort(ops.external_id[rows], kind="stable")]
         ids = ops.external_id[rows]
-        last = np.r_[ids[1:] != ids[:-1], True]  # the innermost of each id
-        rows, ids = rows[last], ids[last]
+        if (ids[1:] == ids[:-1]).any():
+            rows = rows[np.lexsort((-ops.dur[rows], ops.start[rows], ids))]
+            ids = ops.external_id[rows]
+            last = np.r_[ids[1:] != ids[:-1], True]
+            rows, ids = rows[last], ids[last]
         pos = np.clip(np.searchsorted(ids, ext), 0, len(ids) - 1)
         found = (ids[pos] == ext) & (ext >= 0)
         result[found] = rows[pos[found]]
@@ -167,8 +173,8 @@ def distinct(trace: Trace, rows: I64, *extra: Any) -> tuple[I64, I64]:
     ops = trace.ops
     columns = [ops.name[rows], ops.input_dims[rows], ops.input_types[rows], ops.concrete[rows]]
     keys = np.stack([*columns, *(np.asarray(e)[rows] for e in extra)], axis=1)
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    return rows[first], inverse.reshape(-1)
+    first, inverse = unique_rows(keys)
+    return rows[first], inverse
 
 
 def per_op(owner: I64, values: Any, size: int) -> Any:
@@ -179,4 +185,4 @@ def per_op(owner: I64, values: Any, size: int) -> Any:
 
 def names_matching(trace: Trace, wanted: Any) -> list[int]:
     """Name indices of `trace.names` used by operators whose text satisfies `wanted(name)`."""
-    return [int(i) for i in np.unique(trace.ops.name) if wanted(trace.names[i])]
+    return [int(i) for i in unique(trace.ops.name) if wanted(trace.names[i])]

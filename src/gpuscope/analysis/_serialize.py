@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope._version import __version__
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES, family_totals
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
@@ -323,7 +324,7 @@ def _sync(sync: SyncStats) -> dict[str, Any]:
 
 
 def _threads(a: Analysis) -> int:
-    return len(np.unique(a.trace.ops.tid)) if len(a.trace.ops) else 0
+    return len(unique(a.trace.ops.tid)) if len(a.trace.ops) else 0
 
 
 def _top(a: Analysis) -> list[dict[str, Any]]:

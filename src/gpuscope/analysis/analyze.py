@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from gpuscope.analysis import findings as findings_mod
 from gpuscope.analysis import integrity as integrity_mod
 from gpuscope.analysis._intervals import union_length
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import Classification, Rules, classify, load_rules, parent_ops
 from gpuscope.analysis.extras import Extra, extra_findings, run_extras
 from gpuscope.analysis.hotspots import (
@@ -174,7 +173,7 @@ def _cpu_busy(trace: Trace) -> int:
     ops = trace.ops
     chosen = ops.kind == OP
     total = 0
-    for tid in np.unique(ops.tid[chosen]):
+    for tid in unique(ops.tid[chosen]):
         rows = chosen & (ops.tid == tid)
         total += union_length(ops.start[rows], ops.end[rows])
     return total

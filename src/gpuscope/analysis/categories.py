@@ -29,6 +29,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from gpuscope.analysis._kernel_names import NameParts, name_parts
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.errors import ConfigError
 from gpuscope.trace.model import I32, KERNEL, MEMCPY, MEMSET, OP, Trace
 
@@ -268,7 +269,7 @@ def classify(trace: Trace, rules: Rules) -> Classification:
     category[gpu.kind == MEMCPY] = CATEGORIES.index("memcpy")
     category[gpu.kind == MEMSET] = CATEGORIES.index("memset")
     kernels = np.flatnonzero(gpu.kind == KERNEL)
-    names, inverse = np.unique(gpu.name[kernels], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[kernels])
     matches = [rules.match_kernel(trace.names[n], trace.meta.vendor) for n in names]
     families = rules.families
     family = np.full(len(gpu), -1, np.int32)
@@ -328,10 +329,10 @@ def family_totals(trace: Trace, classes: Classification) -> list[FamilyTotal]:
         count, time = trace.totals.count[rows], trace.totals.total_ns[rows]
     known = bool((time >= 0).all())
     result = []
-    for index in np.unique(family):
+    for index in unique(family):
         mine = family == index
         weight = time[mine] if known else count[mine]
-        ids, inverse = np.unique(names[mine], return_inverse=True)
+        ids, inverse = unique_inverse(names[mine])
         top = ids[int(np.bincount(inverse, weights=weight).argmax())]
         total = int(time[mine].sum()) if known else -1
         name = classes.families[int(index)]
@@ -363,7 +364,7 @@ def _parent_categories(trace: Trace, rules: Rules, external_ids: Any) -> I32:
     """Category of the CPU op with each External id (-1 when none or unclassified)."""
     parents = parent_ops(trace, external_ids)
     lookup = np.full(len(trace.names) + 1, -1, np.int32)  # last slot: "no parent"
-    for name in np.unique(parents[parents >= 0]):
+    for name in unique(parents[parents >= 0]):
         lookup[name] = _index(rules.classify_op(trace.names[name]))
     result: I32 = lookup[parents]
     return result

@@ -53,6 +53,7 @@ from gpuscope.analysis._profiler_overhead import (
     overhead_finding,
 )
 from gpuscope.analysis._profiler_overhead import to_dict as overhead_dict
+from gpuscope.analysis._unique import sort_by, unique, unique_inverse
 from gpuscope.analysis.steps import complete_steps, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -175,7 +176,7 @@ def _named(trace: Trace) -> list[Event]:
     """Loading, slow queries and compilation, recognised by name."""
     found: list[Event] = []
     for _, name, start, end in _rows(trace):
-        for index in np.unique(name):
+        for index in unique(name):
             text = trace.names[index]
             kind = _kind_of(text)
             if kind is None:
@@ -219,7 +220,7 @@ def _captures(trace: Trace) -> list[Event]:
 
 
 def _matching(trace: Trace, name: Any, pattern: re.Pattern[str]) -> Mask:
-    wanted = [i for i in np.unique(name) if pattern.match(trace.names[i])]
+    wanted = [i for i in unique(name) if pattern.match(trace.names[i])]
     result: Mask = np.isin(name, wanted)
     return result
 
@@ -333,7 +334,7 @@ def _not_per_step(
 
 def _waiting_calls(trace: Trace) -> Mask:
     """Host calls whose time is set by the device, not by warm-up: syncs and copies."""
-    wanted = [i for i in np.unique(trace.host.name) if WAITING.search(trace.names[i])]
+    wanted = [i for i in unique(trace.host.name) if WAITING.search(trace.names[i])]
     result: Mask = np.isin(trace.host.name, wanted)
     return result
 
@@ -357,11 +358,10 @@ def _outliers(name: I64, detail: I64, start: I64, end: I64) -> list[tuple[int, i
     """(row, excess) of the first instance of each (name, detail) group that is an outlier."""
     if len(name) < 2:
         return []
-    _, detail_rank = np.unique(detail, return_inverse=True)
-    key = name * (int(detail_rank.max()) + 1) + detail_rank.ravel()
-    _, group = np.unique(key, return_inverse=True)
-    group = group.ravel()
-    order = np.lexsort((start, group))
+    _, detail_rank = unique_inverse(detail)
+    key = name * (int(detail_rank.max()) + 1) + detail_rank
+    _, group = unique_inverse(key)
+    order = sort_by(group, start)
     first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
     rest = np.ones(len(name), bool)
     rest[first] = False
@@ -377,8 +377,14 @@ def _group_medians(group: I64, value: I64, groups: int) -> Any:
     result = np.full(groups, -1.0)
     if len(group) == 0:
         return result
-    order = np.lexsort((value, group))
-    g, v = group[order], value[order]
+    low, span = int(value.min()), int(value.max()) - int(value.min()) + 1
+    if int(group.min()) >= 0 and (int(group.max()) + 1) * span < 2**62:
+        # the values sorted within their group: one sort of (group, value) as one number
+        both = np.sort(group.astype(np.int64) * span + (value - low))
+        g, v = both // span, both % span + low
+    else:
+        order = np.lexsort((value, group))
+        g, v = group[order], value[order]
     begin = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     count = np.diff(np.r_[begin, len(g)])
     result[g[begin]] = v[begin + (count - 1) // 2]

@@ -27,6 +27,7 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._opinputs import Inputs, Recorded, distinct, dtype_code, short
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import DTOD, KERNEL, MEMCPY, OP, Trace
 
@@ -87,7 +88,7 @@ def analyse(a: Analysis) -> Result | None:
     gpu = trace.gpu
     owner = a.owners
     names = trace.names
-    copy_names = [i for i in np.unique(trace.ops.name) if names[i] in CONVERT_OPS + LAYOUT_OPS]
+    copy_names = [i for i in unique(trace.ops.name) if names[i] in CONVERT_OPS + LAYOUT_OPS]
     owned = (owner >= 0) & np.isin(trace.ops.name[np.maximum(owner, 0)], copy_names)
     if not owned.any():
         return None
@@ -108,7 +109,7 @@ def analyse(a: Analysis) -> Result | None:
 
 def _rows(a: Analysis, owner: Any, kernels: Any, python: PythonLines) -> list[Row]:
     trace = a.trace
-    rows, inverse = np.unique(owner[kernels], return_inverse=True)
+    rows, inverse = unique_inverse(owner[kernels])
     time = np.bincount(inverse, weights=trace.gpu.dur[kernels], minlength=len(rows))
     count = np.bincount(inverse, minlength=len(rows))
     recorded = Recorded(trace)
@@ -181,7 +182,7 @@ def _shape(x: Inputs) -> str:
 def _labels(trace: Trace, rows: Any) -> list[str]:
     """'aten::to → aten::copy_' for each owner op: the outermost enclosing wrapper, if any."""
     ops = trace.ops
-    wrap_names = [i for i in np.unique(ops.name) if trace.names[i] in WRAPPERS]
+    wrap_names = [i for i in unique(ops.name) if trace.names[i] in WRAPPERS]
     wrappers = np.flatnonzero((ops.kind == OP) & np.isin(ops.name, wrap_names))
     own = [trace.names[ops.name[r]] for r in rows]
     if len(wrappers) == 0:

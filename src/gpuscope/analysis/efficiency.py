@@ -20,6 +20,7 @@ from gpuscope.analysis import _efficiency_advice as advice
 from gpuscope.analysis._finding import Finding, us
 from gpuscope.analysis._flops import GEMM, MODELS, Work, work
 from gpuscope.analysis._opinputs import Recorded, distinct, per_op, short
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import KERNEL, device_of
@@ -140,7 +141,7 @@ def _groups(a: Analysis) -> list[Group]:
     trace = a.trace
     gpu, ops = trace.gpu, trace.ops
     owner = np.where(gpu.kind == KERNEL, a.owners, -1)
-    modelled = [i for i in np.unique(ops.name[owner[owner >= 0]]) if trace.names[i] in MODELS]
+    modelled = [i for i in unique(ops.name[owner[owner >= 0]]) if trace.names[i] in MODELS]
     if not modelled:
         return []
     size = len(ops)
@@ -173,7 +174,7 @@ def _groups(a: Analysis) -> list[Group]:
 def _tf32_kernels(a: Analysis) -> Any:
     """1.0 for kernels whose name says TF32 tensor cores (cuBLAS tf32, CUTLASS s1688/s16816)."""
     names = a.trace.gpu.name
-    hits = [i for i in np.unique(names) if _TF32.search(a.trace.names[i])]
+    hits = [i for i in unique(names) if _TF32.search(a.trace.names[i])]
     return np.isin(names, hits).astype(np.float64)
 
 

@@ -21,10 +21,13 @@ which never imports upward (docs/design.md).
 from __future__ import annotations
 
 import functools
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from gpuscope._read_workers import processes_asked
 from gpuscope.analysis import (
     coldstart,
     communication,
@@ -88,9 +91,78 @@ def installed_plugins() -> list[ModuleType]:
     return [entry.load() for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
+# built-ins run in a forked process beside the others on a big trace (about half the time)
+FORKED = (hostops, steps)
+FORK_ROWS = 200_000  # GPU ops, host calls and operators from which forking pays
+
+
 def run_extras(a: Analysis) -> dict[str, Extra]:
     """Every extra analysis on the core results, by report key."""
-    return {m.NAME: Extra(m.NAME, m, m.analyse(a)) for m in modules()}
+    found = modules()
+    forked = [m for m in found if m in FORKED] if _may_fork(a) else []
+    collect = _forked(a, forked) if forked else None
+    try:
+        results = {m.NAME: m.analyse(a) for m in found if m not in forked}
+    finally:
+        done = collect() if collect is not None else None
+    for m in forked:
+        results[m.NAME] = done[m.NAME] if done is not None else m.analyse(a)
+    return {m.NAME: Extra(m.NAME, m, results[m.NAME]) for m in found}
+
+
+def _may_fork(a: Analysis) -> bool:
+    """On Linux, for a big trace, when the caller lets gpuscope start processes (the command
+    line does), from a process that runs no other thread (a forked child inherits no thread,
+    and a lock one held stays held) and is no worker itself."""
+    import multiprocessing
+    import threading
+
+    rows = len(a.trace.gpu) + len(a.trace.host) + len(a.trace.ops)
+    return (
+        rows >= FORK_ROWS
+        and sys.platform == "linux"
+        and processes_asked()
+        and threading.active_count() == 1
+        and multiprocessing.parent_process() is None
+    )
+
+
+def _forked(a: Analysis, chosen: list[ModuleType]) -> Callable[[], dict[str, Any] | None]:
+    """Run the `chosen` analyses in a forked copy of this process (the trace is shared, not
+    copied); the function returned waits for their results (None: the child failed, then they
+    run here, and raise here what they raised there)."""
+    import os
+    import pickle
+
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: its results down the pipe, then out without any clean-up
+        code = 1
+        try:
+            os.close(read_end)
+            data = pickle.dumps({m.NAME: m.analyse(a) for m in chosen}, pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+
+    def collect() -> dict[str, Any] | None:
+        with os.fdopen(read_end, "rb") as handle:
+            data = handle.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return None
+        try:
+            results: dict[str, Any] = pickle.loads(data)
+        except Exception:  # whatever went wrong, the analyses run here instead
+            return None
+        return results
+
+    return collect
 
 
 def extra_findings(a: Analysis) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from gpuscope.analysis import advice
 from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.hotspots import MIGRATION
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE
 from gpuscope.analysis.verdict import CAUSE_TEXT
@@ -326,7 +327,7 @@ def _copy_evidence(a: Analysis, moves: dict[str, Any]) -> dict[str, Any]:
 def _op_stats(a: Analysis, names: tuple[str, ...]) -> dict[str, dict[str, float]]:
     """CPU count and launched GPU kernel time of the named ops."""
     trace = a.trace
-    wanted = {i: trace.names[i] for i in np.unique(trace.ops.name) if trace.names[i] in names}
+    wanted = {i: trace.names[i] for i in unique(trace.ops.name) if trace.names[i] in names}
     result: dict[str, dict[str, float]] = {}
     for index, name in wanted.items():
         cpu = (trace.ops.kind == 0) & (trace.ops.name == index)

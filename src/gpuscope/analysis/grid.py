@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.document.units import percent, time_ns
 
@@ -125,7 +127,13 @@ def stake_ns(durations: Iterable[float], fill: Fill | None) -> float:
     """The time filling the GPU could save at most over these launches (0 unless small)."""
     if fill is None or not fill.small:
         return 0.0
-    return float(sum(max(float(d) - FIXED_NS, 0.0) for d in durations if d > 0)) * fill.idle_share
+    values = np.asarray(durations if isinstance(durations, np.ndarray) else list(durations), float)
+    beyond = np.maximum(values[values > 0] - FIXED_NS, 0.0)
+    if np.array_equal(beyond, np.floor(beyond)) and beyond.sum() < 2**53:
+        total = float(beyond.sum())  # whole ns: any order of summing is exact
+    else:
+        total = float(sum(beyond.tolist()))  # as a Python loop sums, in order
+    return total * fill.idle_share
 
 
 def severity(stake: float, total_ns: float) -> str | None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.document.names import short_name
@@ -107,7 +108,7 @@ def parents(tid: I64, start: I64, end: I64) -> I64:
     the same time instead of ending before it.
     """
     parent = np.full(len(start), -1, np.int64)
-    for thread in np.unique(tid):
+    for thread in unique(tid):
         rows = np.flatnonzero(tid == thread)
         parent[rows] = _thread_parents(start[rows], end[rows], rows)
     return parent
@@ -174,7 +175,7 @@ def user_callers(trace: Trace) -> I64:
     python = ops.kind == PYTHON
     if not python.any():
         return result
-    names = np.unique(ops.name[python])
+    names = unique(ops.name[python])
     user_names = [i for i in names if is_user_frame(trace.names[i])]
     is_user = python & np.isin(ops.name, user_names)
     parent = parents(ops.tid, ops.start, ops.end)
@@ -201,7 +202,7 @@ def host_wait_gaps(a: Analysis) -> tuple[I64, I64] | None:
     gpu = a.trace.gpu
     lows: list[I64] = []
     highs: list[I64] = []
-    for device in np.unique(gpu.device):
+    for device in unique(gpu.device):
         rows = np.flatnonzero((gpu.device == device) & (gpu.start >= 0))
         if len(rows) > 1:
             lo, hi = _waiting_gaps(a, rows)
@@ -254,7 +255,7 @@ def analyse(a: Analysis) -> HostOps | None:
     python = ops.kind == PYTHON
     return HostOps(
         ops=len(chosen),
-        threads=len(np.unique(tid)),
+        threads=len(unique(tid)),
         self_ns=int(own.sum()),
         by_self=sorted(stats, key=lambda s: (-s.self_ns, s.name))[:TOP],
         by_inclusive=sorted(stats, key=lambda s: (-s.inclusive_ns, s.name))[:TOP],
@@ -263,7 +264,7 @@ def analyse(a: Analysis) -> HostOps | None:
         ],
         callers=_callers(trace, caller, own) if python.any() else None,
         python_events=int(python.sum()),
-        python_frames=len(np.unique(ops.name[python])),
+        python_frames=len(unique(ops.name[python])),
         launch_calls=a.launch.launch_calls if a.inputs.launch else None,
         launch_api_ns=a.launch.launch_api_ns if a.inputs.launch else None,
         host_wait=_host_wait(gaps, start, end, wait)
@@ -297,7 +298,7 @@ def _host_wait(gaps: tuple[I64, I64], start: I64, end: I64, wait: I64) -> HostWa
 def _op_stats(
     trace: Trace, name: I64, own: I64, inclusive: I64, wait: I64 | None, caller: I64
 ) -> list[OpStat]:
-    keys, inverse = np.unique(name, return_inverse=True)
+    keys, inverse = unique_inverse(name)
     count = np.bincount(inverse, minlength=len(keys))
     self_sum = np.bincount(inverse, weights=own, minlength=len(keys))
     incl_sum = np.bincount(inverse, weights=inclusive, minlength=len(keys))
@@ -325,7 +326,7 @@ def _top_caller(inverse: I64, frame: I64, own: I64, groups: int) -> list[tuple[i
     if not known.any():
         return result
     pair = inverse[known] * (int(frame.max()) + 1) + frame[known]
-    pairs, pair_inverse = np.unique(pair, return_inverse=True)
+    pairs, pair_inverse = unique_inverse(pair)
     time = np.bincount(pair_inverse, weights=own[known], minlength=len(pairs))
     group, name = np.divmod(pairs, int(frame.max()) + 1)
     order = np.lexsort((time, group))  # within a group, the largest time comes last
@@ -339,7 +340,7 @@ def _callers(trace: Trace, caller: I64, own: I64) -> list[Caller]:
     """User Python frames by the operator self time under them (frames grouped by name)."""
     known = caller >= 0
     frame_names = trace.ops.name[caller[known]]
-    keys, inverse = np.unique(frame_names, return_inverse=True)
+    keys, inverse = unique_inverse(frame_names)
     time = np.bincount(inverse, weights=own[known], minlength=len(keys))
     count = np.bincount(inverse, minlength=len(keys))
     found = [
@@ -492,7 +493,7 @@ def _context(a: Analysis) -> str:
 def _compiled(a: Analysis) -> bool:
     """torch.compile'd code ran: AOTAutograd's CompiledFunction ops or Dynamo's ranges."""
     names = a.trace.names
-    return any(COMPILED.match(names[i]) for i in np.unique(a.trace.ops.name))
+    return any(COMPILED.match(names[i]) for i in unique(a.trace.ops.name))
 
 
 def _action(result: HostOps, covered: float, context: str, compiled: bool) -> str:

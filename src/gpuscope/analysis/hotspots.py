@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.analysis.categories import CATEGORIES, Classification
 from gpuscope.trace import copy_kind
 from gpuscope.trace.model import COPY_KINDS, KERNEL, MEMCPY, MEMSET, PAGEABLE, PINNED, Trace
@@ -36,7 +37,7 @@ def kernel_groups(trace: Trace, classes: Classification) -> list[KernelGroup]:
     rows = np.flatnonzero(gpu.kind == KERNEL)
     if len(rows) == 0:
         return _total_groups(trace, classes)
-    names, inverse = np.unique(gpu.name[rows], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[rows])
     durations = gpu.dur[rows]
     known = bool((durations >= 0).all())
     totals = np.bincount(inverse, weights=durations, minlength=len(names))
@@ -131,7 +132,7 @@ def copies(trace: Trace) -> dict[str, CopyKind]:
     result: dict[str, CopyKind] = {}
     direction = gpu.copy[rows].astype(np.int64)
     direction[migrations(trace)[rows]] = len(COPY_KINDS)  # page migrations: their own kind
-    for code in np.unique(direction):
+    for code in unique(direction):
         chosen = rows[direction == code]
         kind = (*COPY_KINDS, MIGRATION)[int(code)] if 0 <= code <= len(COPY_KINDS) else "other"
         size = gpu.bytes[chosen]
@@ -160,7 +161,7 @@ def migrations(trace: Trace) -> Any:
     """Per row of trace.gpu: is it a unified-memory page migration (nsys `[CUDA memcpy Unified
     Host-to-Device]`, rocprofv3 page-migration records) rather than a copy the program asked for?"""
     gpu = trace.gpu
-    names = np.unique(gpu.name[gpu.kind == MEMCPY])
+    names = unique(gpu.name[gpu.kind == MEMCPY])
     wanted = [int(n) for n in names if any(w in trace.names[int(n)] for w in _MIGRATION_NAMES)]
     return (gpu.kind == MEMCPY) & np.isin(gpu.name, wanted)
 

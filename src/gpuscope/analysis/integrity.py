@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.inputs import describe, missing_flags
 from gpuscope.document.units import duration, time_ns
 from gpuscope.trace.model import API, KERNEL, MEMCPY
@@ -135,7 +136,7 @@ def _copies_not_traced(a: Analysis) -> list[dict[str, Any]]:
     trace = a.trace
     if not trace.provides("host_api") or (trace.gpu.kind == MEMCPY).any():
         return []
-    wanted = [int(n) for n in np.unique(trace.host.name) if _COPY_CALL.search(trace.names[n])]
+    wanted = [int(n) for n in unique(trace.host.name) if _COPY_CALL.search(trace.names[n])]
     if not wanted:
         return []
     calls = [trace.names[n] for n in wanted]

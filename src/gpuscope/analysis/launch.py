@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._intervals import take
+from gpuscope.analysis._unique import unique
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, Trace
 
 LAUNCH_API = re.compile(
@@ -41,7 +42,7 @@ class Links:
 def link(trace: Trace) -> Links:
     host, gpu = trace.host, trace.gpu
     names = trace.names
-    launch_names = {i for i in np.unique(host.name) if LAUNCH_API.match(names[i])}
+    launch_names = {i for i in unique(host.name) if LAUNCH_API.match(names[i])}
     graph_names = {i for i in launch_names if GRAPH_API.match(names[i])}
     is_launch = np.isin(host.name, list(launch_names)) if launch_names else _false(len(host))
     is_graph = np.isin(host.name, list(graph_names)) if graph_names else _false(len(host))
@@ -139,7 +140,7 @@ def steps(trace: Trace) -> tuple[I64, I64]:
     ops = trace.ops
     if len(ops) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    step_names = [i for i in np.unique(ops.name) if STEP.match(trace.names[i])]
+    step_names = [i for i in unique(ops.name) if STEP.match(trace.names[i])]
     mask = (ops.kind == ANNOTATION) & np.isin(ops.name, step_names)
     order = np.argsort(ops.start[mask])
     return ops.start[mask][order], ops.end[mask][order]

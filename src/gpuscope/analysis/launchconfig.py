@@ -24,6 +24,7 @@ import numpy as np
 
 from gpuscope.analysis import grid
 from gpuscope.analysis._finding import Finding, us
+from gpuscope.analysis._unique import row_groups, unique
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.peaks import multiprocessors
 from gpuscope.trace.model import KERNEL, Trace, device_of
@@ -81,15 +82,13 @@ def analyse(a: Analysis) -> Result | None:
     rows, dims = _kernel_launches(trace)
     if not len(rows):
         return None
-    devices = sorted({int(d) for d in trace.gpu.device[rows]})
+    devices = unique(trace.gpu.device[rows]).tolist()
     units = {d: multiprocessors(device_of(trace.meta.devices, d)) for d in devices}
     unit = "CU" if trace.meta.vendor == "amd" else "SM"
     keys = np.column_stack([trace.gpu.name[rows], trace.gpu.device[rows], dims])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    members = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
+    first, members = row_groups(keys)
     make = _GroupMaker(a, units, unit)
-    groups = [make(int(rows[i]), dims[i], m) for i, m in zip(first.tolist(), members, strict=True)]
+    groups = [make(int(rows[i]), dims[i], rows[m]) for i, m in zip(first, members, strict=True)]
     groups.sort(key=lambda g: (-g.launches.time_ns, g.launches.kernel))
     framework = a.inputs.cpu or "jax" in trace.meta.format or "xla" in trace.meta.format
     return Result(groups, a.kernel_ns, units, unit, trace.meta.vendor, framework, a.program.kind)
@@ -141,7 +140,7 @@ def _resident(trace: Trace) -> dict[int, int]:
     if not len(trace.counters):
         return {}
     wanted = set(RESIDENT_LIMITS)
-    codes = [i for i in np.unique(trace.counters.name).tolist() if trace.names[i] in wanted]
+    codes = [i for i in unique(trace.counters.name).tolist() if trace.names[i] in wanted]
     if not codes:
         return {}
     table = trace.counters

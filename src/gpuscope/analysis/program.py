@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.trace.model import KERNEL, OP, Trace
 
 KINDS = ("pytorch", "jax", "ggml", "julia", "cuda-cpp", "hip-cpp", "unknown")
@@ -107,14 +108,14 @@ def program(trace: Trace) -> Program:
 
 
 def _names(trace: Trace, indices: Any) -> set[str]:
-    return {trace.names[int(i)] for i in np.unique(indices)} if len(indices) else set()
+    return {trace.names[int(i)] for i in unique(indices)} if len(indices) else set()
 
 
 def _kernel_times(trace: Trace) -> dict[str, int]:
     """Kernel name → total time (ns; dispatch count where durations are unknown)."""
     gpu = trace.gpu
     rows = gpu.kind == KERNEL
-    names, inverse = np.unique(gpu.name[rows], return_inverse=True)
+    names, inverse = unique_inverse(gpu.name[rows])
     if not len(names):
         totals = trace.totals
         kept = totals.kind == KERNEL

@@ -32,6 +32,7 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.launch import STEP
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -184,7 +185,7 @@ def complete_steps(trace: Trace) -> tuple[list[str], I64, I64]:
 def _step_rows(trace: Trace) -> I64:
     """Rows of the ProfilerStep#N ranges, by start time."""
     ops = trace.ops
-    wanted = [i for i in np.unique(ops.name) if STEP.match(trace.names[i])]
+    wanted = [i for i in unique(ops.name) if STEP.match(trace.names[i])]
     rows = np.flatnonzero((ops.kind == ANNOTATION) & np.isin(ops.name, wanted) & (ops.start >= 0))
     result: I64 = rows[np.argsort(ops.start[rows], kind="stable")]
     return result
@@ -312,7 +313,7 @@ def _phase(
     return Phase(
         name=name,
         source=source,
-        steps=len(np.unique(step)),
+        steps=len(unique(step)),
         wall_ns=int((merged_end - merged_start).sum()),
         gpu_busy_ns=int(inside.sum()),
         launched_ns=int(dur[launched].sum()),
@@ -322,9 +323,7 @@ def _phase(
 def _range_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
     ops = trace.ops
     pattern = _RANGES[phase]
-    wanted = [
-        i for i in np.unique(ops.name[ops.kind == ANNOTATION]) if pattern.match(trace.names[i])
-    ]
+    wanted = [i for i in unique(ops.name[ops.kind == ANNOTATION]) if pattern.match(trace.names[i])]
     rows = (ops.kind == ANNOTATION) & np.isin(ops.name, wanted) & (ops.start >= 0)
     return ops.start[rows], ops.end[rows]
 
@@ -341,7 +340,7 @@ def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
         return ops.start[backward], ops.end[backward]
     if phase != "forward" or not backward.any():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    seen = np.unique(ops.sequence[backward & (ops.sequence >= 0)])
+    seen = unique(ops.sequence[backward & (ops.sequence >= 0)])
     other_start, other_end = _range_intervals(trace, "optimizer")
     other_start = np.concatenate([ops.start[backward], other_start])
     other_end = np.concatenate([ops.end[backward], other_end])
@@ -353,13 +352,13 @@ def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
 
 def _backward_rows(trace: Trace) -> Mask:
     ops = trace.ops
-    wanted = [i for i in np.unique(ops.name) if trace.names[i].startswith(BACKWARD_OP)]
+    wanted = [i for i in unique(ops.name) if trace.names[i].startswith(BACKWARD_OP)]
     result: Mask = (ops.kind == OP) & np.isin(ops.name, wanted) & (ops.start >= 0)
     return result
 
 
 def _backward_threads(trace: Trace) -> list[int]:
-    return [int(t) for t in np.unique(trace.ops.tid[_backward_rows(trace)])]
+    return [int(t) for t in unique(trace.ops.tid[_backward_rows(trace)])]
 
 
 def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[I64, I64, I64]:
@@ -372,7 +371,7 @@ def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[
     end = np.minimum(end, hi[slot])
     if not span or len(start) == 0:
         return start, end, slot
-    steps = np.unique(slot)
+    steps = unique(slot)
     first = np.full(len(lo), np.iinfo(np.int64).max)
     last = np.full(len(lo), np.iinfo(np.int64).min)
     np.minimum.at(first, slot, start)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.launch import Links
 from gpuscope.trace.model import I64, MEMCPY, PAGEABLE, Mask, Syncs, Trace
 
@@ -89,7 +90,7 @@ def sync_stats(trace: Trace, links: Links, window_ns: int) -> SyncStats:
 
 def _blocking_calls(trace: Trace, links: Links) -> Mask:
     host, names = trace.host, trace.names
-    sync_names = [i for i in np.unique(host.name) if SYNC_API.match(names[i])]
+    sync_names = [i for i in unique(host.name) if SYNC_API.match(names[i])]
     blocking = np.isin(host.name, sync_names)
     gpu = trace.gpu
     pageable = (gpu.kind == MEMCPY) & (gpu.host_memory == PAGEABLE) & (links.host_index >= 0)
@@ -102,7 +103,7 @@ def _blocking_calls(trace: Trace, links: Links) -> Mask:
 
 def _async_copies(trace: Trace) -> Mask:
     names = trace.names
-    copy_names = [i for i in np.unique(trace.host.name) if ASYNC_COPY_API.match(names[i])]
+    copy_names = [i for i in unique(trace.host.name) if ASYNC_COPY_API.match(names[i])]
     return np.isin(trace.host.name, copy_names)
 
 
@@ -128,7 +129,7 @@ def _by_name(trace: Trace, blocking: Mask, records: Syncs) -> dict[str, tuple[in
         (host.name[blocking], host.dur[blocking]),
         (records.name, records.dur),
     ):
-        for name in np.unique(table_names):
+        for name in unique(table_names):
             chosen = table_names == name
             count, total = result.get(names[name], (0, 0))
             result[names[name]] = (count + int(chosen.sum()), total + int(durations[chosen].sum()))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.launch import Links
 from gpuscope.analysis.sync import SyncStats
 from gpuscope.trace.model import I64, Trace
@@ -107,7 +108,7 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
     gap_next: list[I64] = []
     gap_prev: list[I64] = []
     gap_device: list[I64] = []
-    for device in np.unique(gpu.device):
+    for device in unique(gpu.device):
         rows = np.flatnonzero(gpu.device == device)
         start, end = gpu.start[rows], gpu.end[rows]
         merged_start, merged_end = merge(start, end)
@@ -282,7 +283,7 @@ def _startup_share(trace: Trace, lo: I64, hi: I64) -> Any:
     share = np.zeros(len(lo))
     if not len(host) or not len(lo):
         return share
-    names = np.unique(host.name)
+    names = unique(host.name)
     wanted = names[[bool(STARTUP_CALLS.search(trace.names[int(n)])) for n in names]]
     rows = np.flatnonzero(np.isin(host.name, wanted))
     if not len(rows):

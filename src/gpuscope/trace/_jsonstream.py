@@ -307,16 +307,98 @@ class EventStream:
         return events, stop
 
     def _finish(self, rest: bytes, is_object: bool, gzip_cut: bool) -> None:
-        tail = rest.lstrip()
-        if tail.startswith(b"]"):
-            trailer = tail[1:].lstrip()
-            if trailer.startswith(b","):
-                self.report.header.update(_decode_header(b"{" + trailer[1:]))
-            closed = _closes(trailer) if is_object else True
-            self.report.tail_cut = gzip_cut or not closed
-            return
-        self.report.truncated = True
-        self.report.dropped_bytes = len(rest)
+        finish(self.report, rest, is_object, gzip_cut)
+
+
+def finish(report: StreamReport, rest: bytes, is_object: bool, gzip_cut: bool = False) -> None:
+    """Record what follows the last whole event (`rest`): the keys after the event array, a
+    document cut short, or a file truncated inside the array."""
+    tail = rest.lstrip()
+    if tail.startswith(b"]"):
+        trailer = tail[1:].lstrip()
+        if trailer.startswith(b","):
+            report.header.update(_decode_header(b"{" + trailer[1:]))
+        closed = _closes(trailer) if is_object else True
+        report.tail_cut = gzip_cut or not closed
+        return
+    report.truncated = True
+    report.dropped_bytes = len(rest)
+
+
+def new_report(header: bytes, total_bytes: int) -> StreamReport:
+    """The report of a file read piece by piece, from the header text before the event array."""
+    report = StreamReport(total_bytes=total_bytes)
+    report.header.update(_decode_header(header))
+    return report
+
+
+def array_start(path: str) -> tuple[int, bytes] | None:
+    """Where the event array of an uncompressed file starts (the offset just inside its `[`) and
+    the header text before its key; None when it is not in the first 256 MB or the file is not a
+    JSON object or array (`EventStream` says what is wrong)."""
+    buf = b""
+    with open(path, "rb") as handle:
+        while block := handle.read(BLOCK):
+            buf += block
+            try:
+                found = _find_array_start(buf)
+            except ReaderError:
+                return None
+            if found is not None:
+                first = _skip_ws(buf, 0)
+                return (found[0], found[1]) if buf[first : first + 1] in (b"{", b"[") else None
+            if len(buf) > _MAX_HEADER:
+                return None
+    return None
+
+
+def piece(buf: bytes, lo: int, hi: int, first: bool, at_eof: bool) -> tuple[int, int]:
+    """Where the whole events of one piece of the event array lie in `buf`, the file's bytes from
+    the piece's start `lo` on: (start, end) such that buf[start:end] are events separated by
+    commas, if the cuts are right (the decoder confirms them). A piece runs from the first
+    candidate event boundary at or after `lo` (the array's start for the `first` piece) to the
+    first at or after `hi` (the end of the file when there is none), so pieces cut at
+    neighbouring offsets meet without overlap whichever process reads them; (0, 0) when both
+    are the same boundary (an event longer than the piece). (-1, -1): no boundary in buf (more
+    bytes decide, unless `at_eof`)."""
+    boundary = -1 if first else next_boundary(buf, 0, at_eof)
+    end = next_boundary(buf, hi - lo, at_eof)
+    if (boundary < 0 and not first) or (end < 0 and not at_eof):
+        return -1, -1
+    if end >= 0 and end == boundary:
+        return 0, 0
+    start = _skip_ws(buf, boundary + 1)
+    if start < len(buf) and buf[start] == ord(","):
+        start = _skip_ws(buf, start + 1)
+    return start, (end + 1 if end >= 0 else len(buf))
+
+
+def closing_bracket(buf: bytes, pos: int) -> int:
+    """Index of the `]` that follows `pos` past whitespace; -1 when something else follows."""
+    after = _skip_ws(buf, pos)
+    return after if buf[after : after + 1] == b"]" else -1
+
+
+def next_boundary(buf: bytes, lo: int, at_eof: bool) -> int:
+    """Index of the first `}` at or after `lo` that may end a top-level event, by the rule of
+    `_last_boundary`; -1 when there is none, or when the bytes after one run to the end of buf and
+    `at_eof` is False (more bytes decide)."""
+    size = len(buf)
+    pos = lo
+    while (pos := buf.find(b"}", pos)) >= 0:
+        after = _skip_ws(buf, pos + 1)
+        if after >= size:
+            return pos if at_eof else -1
+        if buf[after] == ord("]"):
+            return pos
+        if buf[after] == ord(","):
+            following = _skip_ws(buf, after + 1)
+            if following >= size:
+                return pos if at_eof else -1
+            if buf[following] == ord("{"):
+                return pos
+        pos += 1
+    return -1
 
 
 def _cut(buf: bytes) -> tuple[bytes, bytes]:

@@ -180,14 +180,16 @@ def test_not_a_trace(tmp_path: Path, content: bytes, expected: str) -> None:
 # -- decoding in worker processes ---------------------------------------------------------------
 
 
-SPANS = {"merged": 0, "wrong": 0}  # what the worker processes gave back (see read_with)
-RESULT = kineto._result
+# what the worker processes gave back (see read_with): spans the stream cut and sent, pieces
+# the workers read themselves
+SPANS = {"merged": 0, "wrong": 0, "pieces": 0, "not_plain": 0}
+RESULT, PIECE_RESULT = kineto._result, kineto._piece_result
 
 
 def read_with(path: str, workers: int, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("GPUSCOPE_READ_WORKERS", str(workers))
     monkeypatch.setattr(_read_workers, "PARALLEL_BYTES", 0)
-    result = RESULT
+    result, piece_result = RESULT, PIECE_RESULT
 
     def counted(future: Any) -> Any:
         try:
@@ -198,8 +200,18 @@ def read_with(path: str, workers: int, monkeypatch: pytest.MonkeyPatch) -> Any:
         SPANS["merged"] += 1
         return partial
 
+    def counted_piece(future: Any) -> Any:
+        try:
+            found = piece_result(future)
+        except kineto._NotPlain:
+            SPANS["not_plain"] += 1
+            raise
+        SPANS["pieces"] += 1
+        return found
+
     monkeypatch.setattr(kineto, "_result", counted)
-    SPANS.update(merged=0, wrong=0)
+    monkeypatch.setattr(kineto, "_piece_result", counted_piece)
+    SPANS.update(merged=0, wrong=0, pieces=0, not_plain=0)
     return KinetoReader().read(path)
 
 
@@ -234,10 +246,63 @@ def test_worker_processes_read_the_same_trace(
     path = write(tmp_path / "mixed.json", doc)
     one = read_with(path, 1, monkeypatch)
     two = read_with(path, 2, monkeypatch)
-    assert SPANS["merged"] > 10 and SPANS["wrong"] == 0  # many spans, read in the workers
+    # many pieces, each read by a worker from the file; no span cut and sent by this process
+    assert SPANS["pieces"] > 10 and SPANS["merged"] == SPANS["not_plain"] == 0
     assert len(one.gpu) == 60 and len(one.ops) == 60 and len(one.launch_params) == 60
     assert [d.name for d in two.meta.devices] == ["GPU A"] and two.meta.extra["traceName"] == "x"
     same_trace(one, two)
+    # as a stream cut here (what a gzip file gets): the same trace
+    monkeypatch.setattr(kineto, "_read_pieces", not_plain)
+    assert SPANS["merged"] == 0 and read_with(path, 1, monkeypatch) is not None
+    three = read_with(path, 2, monkeypatch)
+    assert SPANS["merged"] > 10 and SPANS["wrong"] == 0 and SPANS["pieces"] == 0
+    same_trace(one, three)
+
+
+def not_plain(*args: Any) -> Any:
+    raise kineto._NotPlain
+
+
+@pytest.mark.parametrize(
+    "shape", ["pretty", "bare array", "nested lists of objects", "cut short after the array"]
+)
+def test_pieces_read_by_the_workers_make_the_same_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    events: list[Any] = mixed_events(50)
+    if shape == "nested lists of objects":  # `}, {` and `}]` in events: cuts the decoder refuses
+        for event in events[::3]:
+            event["args"]["extra"] = [{"a": 1}, {"b": [{"c": 2}]}]
+    doc: Any = {"traceEvents": events, "deviceProperties": [{"id": 0, "name": "GPU A"}]}
+    if shape == "bare array":
+        doc = events
+    text = json.dumps(doc, indent=2 if shape == "pretty" else None)
+    if shape == "cut short after the array":
+        text = text[: text.index('"deviceProperties"') + 5]
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    one = read_with(str(path), 1, monkeypatch)
+    two = read_with(str(path), 2, monkeypatch)
+    same_trace(one, two)
+    assert len(two.gpu) == 50
+    if shape == "nested lists of objects":
+        # then read as a stream (whose cuts the nested lists mislead too: then in one process)
+        assert SPANS["not_plain"] == 1 and SPANS["merged"] + SPANS["wrong"] > 0
+    else:
+        assert SPANS["pieces"] > 5 and SPANS["not_plain"] == SPANS["merged"] == 0
+
+
+def test_pieces_meet_where_the_next_one_starts() -> None:
+    text = b'{"a": 1}, {"b": {"c": 2}},\n {"d": 3}]'
+    assert _jsonstream.piece(text, 0, 3, True, True) == (0, 8)  # `{"a": 1}` ...
+    assert _jsonstream.piece(text[3:], 3, 12, False, True) == (7, 22)  # ... then `{"b": ...}`
+    assert _jsonstream.piece(text[14:], 14, 20, False, True) == (0, 0)  # inside `{"b": ...}`
+    assert _jsonstream.piece(text[20:], 20, 30, False, True) == (8, 16)  # `{"d": 3}`
+    assert _jsonstream.next_boundary(text, 3, False) == 7
+    assert _jsonstream.next_boundary(b'{"a": 1}, ', 0, False) == -1  # more bytes decide
+    assert _jsonstream.next_boundary(b'{"a": 1}, ', 0, True) == 7
+    assert _jsonstream.closing_bracket(text, 36) == 36 == text.index(b"]")
+    assert _jsonstream.closing_bracket(text, 8) == -1
 
 
 def test_worker_processes_report_repairs_and_truncation(
@@ -275,7 +340,10 @@ def test_no_worker_processes_to_be_had_reads_in_this_process(
         raise BrokenProcessPool("a worker was killed")
 
     path = write(tmp_path / "mixed.json", {"traceEvents": mixed_events(20)})
+    monkeypatch.setattr(kineto, "_read_pieces", broken)
     monkeypatch.setattr(kineto, "_read_in_processes", broken)
+    assert len(read_with(path, 2, monkeypatch).gpu) == 20
+    monkeypatch.setattr(kineto, "_read_pieces", not_plain)  # gzip: the stream, and no workers
     assert len(read_with(path, 2, monkeypatch).gpu) == 20
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis._finding import us
+from gpuscope.analysis._unique import unique, unique_inverse
 from gpuscope.peaks import Peaks, peaks_for
 from gpuscope.trace.model import I64, KERNEL, Mask, device_of
 
@@ -48,7 +49,7 @@ class Context:
 
     def top_kernels(self, mask: Mask, count: int = 5) -> list[dict[str, Any]]:
         gpu, names = self.a.trace.gpu, self.a.trace.names
-        ids, inverse = np.unique(gpu.name[mask], return_inverse=True)
+        ids, inverse = unique_inverse(gpu.name[mask])
         time = np.bincount(inverse, weights=gpu.dur[mask], minlength=len(ids))
         calls = np.bincount(inverse, minlength=len(ids))
         order = np.argsort(-time)[:count]
@@ -58,7 +59,7 @@ class Context:
 
     def kernel_names(self, pattern: re.Pattern[str]) -> Mask:
         gpu, names = self.a.trace.gpu, self.a.trace.names
-        hits = [i for i in np.unique(gpu.name[self.kernels]) if pattern.search(names[i])]
+        hits = [i for i in unique(gpu.name[self.kernels]) if pattern.search(names[i])]
         return self.kernels & np.isin(gpu.name, hits)
 
     def owned_by(self, op_names: list[int]) -> Mask:

@@ -16,6 +16,7 @@ import numpy as np
 from gpuscope.analysis._finding import us
 from gpuscope.analysis._flops import work
 from gpuscope.analysis._opinputs import Recorded, distinct, dtype_of
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.patterns.context import Context, Found, found
 from gpuscope.document.units import time_ns
@@ -92,7 +93,7 @@ def _memory_bound(c: Context, rows: Mask) -> Mask:
     ridge = (c.peaks.flops(c.peaks.matrix_fp32()) or 0.0) / c.peaks.bandwidth
     ops, names = c.a.trace.ops, c.a.trace.names
     recorded = Recorded(c.a.trace)
-    owners = np.unique(c.owner[rows & (c.owner >= 0)])
+    owners = unique(c.owner[rows & (c.owner >= 0)])
     if len(owners) == 0:
         return result
     firsts, inverse = distinct(c.a.trace, owners)
@@ -125,9 +126,9 @@ def _owner_dtype(c: Context, rows: Mask) -> np.ndarray:  # type: ignore[type-arg
     ops = c.a.trace.ops
     result = np.full(len(rows), "", object)
     linked = rows & (c.owner >= 0)
-    owners = np.unique(c.owner[linked])
+    owners = unique(c.owner[linked])
     recorded = Recorded(c.a.trace)
-    types = {int(t): _first(recorded.parsed(int(t))) for t in np.unique(ops.input_types[owners])}
+    types = {int(t): _first(recorded.parsed(int(t))) for t in unique(ops.input_types[owners])}
     per_row = np.full(len(ops), "", object)
     per_row[owners] = [types[int(t)] for t in ops.input_types[owners].tolist()]
     result[linked] = per_row[c.owner[linked]]
@@ -151,7 +152,7 @@ def _ratios(c: Context) -> tuple[float, float]:
 
 def _training(c: Context) -> bool:
     ops, names = c.a.trace.ops, c.a.trace.names
-    return any(TRAINING.search(names[i]) for i in np.unique(ops.name[ops.kind == OP]))
+    return any(TRAINING.search(names[i]) for i in unique(ops.name[ops.kind == OP]))
 
 
 def _action(c: Context, training: bool, tf32_ratio: float) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from gpuscope.analysis._finding import us
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._opinputs import names_matching, per_op
+from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.patterns.context import Context, Found, found
 from gpuscope.analysis.patterns.fp32 import fp32_matmul
@@ -64,7 +65,7 @@ def foreach_optimizer(c: Context) -> Found | None:
         if optimizers
         else "(no Optimizer.step ranges recorded: clipping / zero_grad foreach ops may be in it)"
     )
-    ops = Counter(names[n] for n in trace.ops.name[np.unique(c.owner[mask])])
+    ops = Counter(names[n] for n in trace.ops.name[unique(c.owner[mask])])
     return found(
         "foreach-optimizer",
         "optimizer runs as foreach ops, not fused",
@@ -92,7 +93,7 @@ def foreach_optimizer(c: Context) -> Found | None:
 def _optimizer_steps(c: Context) -> I64:
     ops, names = c.a.trace.ops, c.a.trace.names
     annotated = ops.kind == ANNOTATION
-    wanted = [i for i in np.unique(ops.name[annotated]) if names[i].startswith("Optimizer.step#")]
+    wanted = [i for i in unique(ops.name[annotated]) if names[i].startswith("Optimizer.step#")]
     return np.flatnonzero(annotated & np.isin(ops.name, wanted))
 
 
@@ -100,7 +101,7 @@ def _inside(c: Context, ranges: I64) -> Mask:
     """GPU rows whose launching operator lies inside one of the given ranges (op rows)."""
     ops = c.a.trace.ops
     nesting = Nesting(ops.start[ranges], ops.end[ranges], ops.tid[ranges])
-    rows = np.unique(c.owner[c.owner >= 0])
+    rows = unique(c.owner[c.owner >= 0])
     inside = rows[nesting.innermost(ops.tid[rows], ops.start[rows], ops.end[rows]) >= 0]
     result: Mask = (c.owner >= 0) & np.isin(c.owner, inside)
     return result
@@ -111,7 +112,7 @@ def _inside(c: Context, ranges: I64) -> Mask:
 
 def unfused_norm(c: Context) -> Found | None:
     ops = c.a.trace.ops
-    rows = np.unique(c.owner[c.kernels & (c.owner >= 0)])
+    rows = unique(c.owner[c.kernels & (c.owner >= 0)])
     rows = rows[np.lexsort((ops.start[rows], ops.tid[rows]))]
     text = _symbols(c, rows)
     chains = [
@@ -178,7 +179,7 @@ def _is_cast(name: str) -> bool:
 def _symbols(c: Context, rows: I64) -> str:
     """One character per operator row ('.' for others), '|' between threads."""
     names, ops = c.a.trace.names, c.a.trace.ops
-    lookup = {int(i): SYMBOLS.get(names[i], ".") for i in np.unique(ops.name[rows])}
+    lookup = {int(i): SYMBOLS.get(names[i], ".") for i in unique(ops.name[rows])}
     symbols = [lookup[n] for n in ops.name[rows].tolist()]
     tids = ops.tid[rows]
     for i in reversed(np.flatnonzero(tids[1:] != tids[:-1]).tolist()):
@@ -260,7 +261,7 @@ def allreduce_staging(c: Context) -> Found | None:
 def _near(start: I64, end: I64, device: I64, reduce: I64, copies: I64) -> Mask:
     """Which copies lie within the window of an all-reduce kernel on their device."""
     result = np.zeros(len(copies), bool)
-    for dev in np.unique(device[copies]).tolist():
+    for dev in unique(device[copies]).tolist():
         mine = device[copies] == dev
         rs = reduce[device[reduce] == dev]
         if len(rs) == 0:
@@ -279,7 +280,7 @@ def _near(start: I64, end: I64, device: I64, reduce: I64, copies: I64) -> Mask:
 
 def _mentions(c: Context, pattern: re.Pattern[str]) -> bool:
     names, ops = c.a.trace.names, c.a.trace.ops
-    return any(pattern.search(names[i]) for i in np.unique(ops.name))
+    return any(pattern.search(names[i]) for i in unique(ops.name))
 
 
 def applies(rule: Callable[[Context], Found | None], c: Context) -> bool:

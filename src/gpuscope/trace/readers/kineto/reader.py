@@ -7,6 +7,7 @@ so neither the raw text nor a dict tree of the whole file is ever held.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections import defaultdict, deque
@@ -20,9 +21,20 @@ import numpy as np
 
 from gpuscope._read_workers import read_workers
 from gpuscope.errors import ReaderError
-from gpuscope.trace import _sniff
+from gpuscope.trace import _jsonstream, _sniff
 from gpuscope.trace._copies import copy_kind, host_memory
-from gpuscope.trace._jsonstream import TAIL_CUT, EventStream, Progress, StreamReport, decode_span
+from gpuscope.trace._jsonstream import (
+    TAIL_CUT,
+    EventStream,
+    Progress,
+    StreamReport,
+    array_start,
+    closing_bracket,
+    decode_span,
+    finish,
+    new_report,
+    piece,
+)
 from gpuscope.trace.model import (
     ANNOTATION,
     DRIVER,
@@ -83,6 +95,13 @@ class KinetoReader:
         workers = read_workers(path)
         if workers > 1:
             try:
+                return _read_pieces(path, progress, workers)
+            except _NotPlain:
+                pass  # gzip, damage, a truncated file: the workers decode what this one reads
+            except (BrokenExecutor, OSError):
+                workers = 1
+        if workers > 1:
+            try:
                 return _read_in_processes(path, progress, workers)
             except (_WrongCut, BrokenExecutor, OSError):
                 pass  # a `}, {` inside a string, or no processes to be had: read it here
@@ -95,6 +114,106 @@ class KinetoReader:
 
 class _WrongCut(Exception):
     """A span cut at a `}` that did not end an event."""
+
+
+class _NotPlain(Exception):
+    """A file that `_read_pieces` leaves to the stream: gzip, a cut that was not between
+    events, damage, or an event array that does not end."""
+
+
+PIECE_MARGIN = 1 << 20  # bytes a worker reads past its piece to find where the piece ends
+
+
+def _read_pieces(path: str, progress: Progress | None, workers: int) -> Trace:
+    """An uncompressed file read by the workers themselves, one piece of its event array each
+    (`_jsonstream.piece`), merged here in file order: this process reads only the header and
+    what follows the array, and sends offsets, not bytes. Pieces are checked in order: the first
+    starts at the array, and a piece that starts right decodes only if it also ends right, so a
+    piece either fails (then the file is read as a stream) or ends where the next one starts,
+    up to the one in which the array closes."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    with open(path, "rb") as handle:
+        if handle.read(2) == b"\x1f\x8b":
+            raise _NotPlain
+    found = array_start(path)
+    if found is None:
+        raise _NotPlain
+    start, header = found
+    size = os.path.getsize(path)
+    report = new_report(header, size)
+    builder = _Builder()
+    pending: deque[Future[tuple[_Partial | None, int]]] = deque()
+    closed, done = -1, start
+
+    step = _jsonstream.BATCH
+
+    def take() -> int:
+        nonlocal done
+        partial, end = _piece_result(pending.popleft())
+        builder.merge(partial)
+        done = min(size, done + step)
+        if progress is not None:
+            progress(done, size)
+        return end
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_start_method()) as pool:
+        try:
+            for lo in range(start, size, step):
+                task = (path, lo, lo + step, lo == start, size)
+                pending.append(pool.submit(_columns_of_piece, *task))
+                while len(pending) > workers and closed < 0:  # bounded: pieces hold memory
+                    closed = take()
+                if closed >= 0:
+                    break
+            while pending and closed < 0:
+                closed = take()
+        finally:
+            for future in pending:
+                future.cancel()
+    if closed < 0:
+        raise _NotPlain  # the array does not end: a truncated file
+    with open(path, "rb") as handle:
+        handle.seek(closed)
+        finish(report, handle.read(), is_object=bool(header))
+    return builder.finish(path, report)
+
+
+def _piece_result(future: Any) -> tuple[_Partial, int]:
+    partial, end = future.result()
+    if partial is None:
+        raise _NotPlain
+    return partial, end
+
+
+def _columns_of_piece(
+    path: str, lo: int, hi: int, first: bool, size: int
+) -> tuple[_Partial | None, int]:
+    """In a worker: the events of the piece of the event array from the first event boundary
+    at or after byte `lo` to the first at or after `hi` (see `_read_pieces`) as columns, and
+    where the array closes (the offset of its `]`; -1: it goes on); (None, -1) when the piece is
+    not whole events."""
+    with open(path, "rb") as handle:
+        handle.seek(lo)
+        buf = handle.read(hi - lo + PIECE_MARGIN)
+        while True:
+            at_eof = lo + len(buf) >= size
+            begin, end = piece(buf, lo, hi, first, at_eof)
+            if begin >= 0 or at_eof or len(buf) > hi - lo + _jsonstream.MAX_EVENT:
+                break
+            buf += handle.read(len(buf))
+    builder = _Builder()
+    if begin == end == 0:
+        return builder.partial(0), -1  # no boundary between its two ends: no events
+    if begin < 0 or begin >= len(buf) or buf[begin] != ord("{"):
+        return None, -1
+    decoded = decode_span(builder.decode, buf, begin, end)
+    if decoded is None:
+        return None, -1
+    events, stop, repaired = decoded
+    builder.add(events)
+    bracket = stop if stop < end else closing_bracket(buf, stop)
+    return builder.partial(repaired), (lo + bracket if bracket >= 0 else -1)
 
 
 def _read_in_processes(path: str, progress: Progress | None, workers: int) -> Trace:
@@ -231,7 +350,8 @@ class _Builder:
         self.loose_batches = 0
         self.gpu_rows = 0
         self.op_rows = 0
-        self.raw_ids: dict[bytes, int] = {}
+        self.input_ids: dict[bytes, int] = {}  # dims, types, concrete texts -> input_table row
+        self.input_table: list[list[int]] = []  # their name indices
         self.repaired = 0  # batches repaired in worker processes (see `merge`)
 
     # -- decoding ---------------------------------------------------------------------------
@@ -262,7 +382,9 @@ class _Builder:
 
     def _add_group(self, cat: str, group: list[Any]) -> None:
         if cat in _FLOW:
-            self._add_flows([e for e in group if e.ph in ("s", "f", "t")])
+            if not set(map(_PH, group)) <= {"s", "f", "t"}:
+                group = [e for e in group if e.ph in ("s", "f", "t")]
+            self._add_flows(group)
             return
         if set(map(_PH, group)) != {"X"}:
             group = [e for e in group if e.ph == "X"]
@@ -306,13 +428,14 @@ class _Builder:
         index = self.names
         get = index.get
         names = list(map(_NAME, group))
-        ids = list(map(get, names))
-        if None in ids:  # new names get the next indices in order of first appearance
-            for name in dict.fromkeys(names):
-                if name not in index:
-                    index[name] = len(index)
-            ids = list(map(index.__getitem__, names))
-        return np.array(ids, np.int32)
+        try:  # every name known: one pass (a new one is None, which fromiter refuses)
+            return np.fromiter(map(get, names), np.int32, len(names))
+        except TypeError:
+            pass
+        for name in dict.fromkeys(names):  # new names get the next indices, in order of first
+            if name not in index:  # appearance
+                index[name] = len(index)
+        return np.fromiter(map(index.__getitem__, names), np.int32, len(names))
 
     def _add_gpu(self, kind: int, group: list[Any]) -> None:
         cols = self._common(group)
@@ -376,42 +499,50 @@ class _Builder:
         cols["tid"] = _column(group, "tid")
         cols["external_id"] = _external_ids(args)
         if kind == OP:
-            cols["input_dims"] = self._intern_raw(list(map(_INPUT_DIMS, args)))
-            cols["input_types"] = self._intern_raw(list(map(_INPUT_TYPES, args)))
-            cols["concrete"] = self._intern_raw(list(map(_CONCRETE, args)))
+            cols["input_dims"], cols["input_types"], cols["concrete"] = self._intern_inputs(args)
             cols["sequence"] = _column(args, "sequence")
             self._add_collectives(args)
         self.op_rows += count
         self.parts["ops"].append(cols)
 
-    def _intern_raw(self, values: list[Any]) -> Any:
-        """Name indices of recorded JSON values (-1 where none was recorded); each distinct
-        text is canonicalised and interned once."""
-        # the values are msgspec.Raw in every decode mode; one join and one split make their
-        # bytes in half the time of bytes() on each (JSON text holds no NUL byte; checked)
-        texts = b"\x00".join(values).split(b"\x00")
-        if len(texts) != len(values):
-            texts = list(map(bytes, values))
-        known = self.raw_ids
-        ids = list(map(known.get, texts))
-        if None not in ids:
-            return np.array(ids, np.int32)
-        # new texts in the order they first appear, so that name indices (and every ordering
-        # that ties on them) are the same in every run, whatever the hash seed
-        for text in [t for t in dict.fromkeys(texts) if t not in known]:
-            canonical = _canonical(text)
-            known[text] = (
-                self.names.setdefault(canonical.decode("utf-8", "replace"), len(self.names))
-                if canonical
-                else -1
-            )
-        return np.fromiter(map(known.__getitem__, texts), np.int32, len(texts))
+    def _intern_inputs(self, args: list[Any]) -> Any:
+        """(3, n) name indices of each operator's recorded input dims, types and concrete
+        values (-1 where none was recorded). The three texts of an operator are one key, looked
+        up once; each distinct text is canonicalised and interned once."""
+        # the values are msgspec.Raw in every decode mode: valid JSON text, which holds no byte
+        # below 0x20 outside whitespace; joined by one and split by another they make the keys
+        # in a third of the time of bytes() on each
+        keys = b"\x00".join(map(_JOIN_FIELDS, map(_INPUTS, args))).split(b"\x00")
+        if len(keys) != len(args):
+            keys = [b"\x01".join(map(bytes, _INPUTS(a))) for a in args]
+        known = self.input_ids
+        rows = list(map(known.get, keys))
+        if None in rows:
+            # new keys in the order they first appear, so that name indices (and every ordering
+            # that ties on them) are the same in every run, whatever the hash seed
+            for key in [k for k in dict.fromkeys(keys) if k not in known]:
+                known[key] = len(self.input_table)
+                self.input_table.append([self._intern_text(t) for t in key.split(b"\x01")])
+            rows = list(map(known.__getitem__, keys))
+        table = np.array(self.input_table, np.int32).reshape(-1, 3)
+        return np.ascontiguousarray(table[np.array(rows, np.int64)].T)
+
+    def _intern_text(self, text: bytes) -> int:
+        """The name index of a recorded JSON value's canonical text (-1: none recorded)."""
+        canonical = _canonical(text)
+        if not canonical:
+            return -1
+        return self.names.setdefault(canonical.decode("utf-8", "replace"), len(self.names))
 
     def _add_collectives(self, args: list[Any]) -> None:
-        rows = [i for i, a in enumerate(args) if a.collective or a.in_elems >= 0]
-        if not rows:
+        sized = _column(args, "in_elems") >= 0
+        if not sized.any() and not any(map(_COLLECTIVE, args)):
+            return  # the common case: no collective in the batch
+        named = np.fromiter(map(bool, map(_COLLECTIVE, args)), bool, len(args))
+        rows = np.flatnonzero(named | sized)
+        if not len(rows):
             return
-        chosen = [args[i] for i in rows]
+        chosen = [args[i] for i in rows.tolist()]
         intern = self.names.setdefault
         self.parts["collectives"].append(
             {
@@ -445,7 +576,7 @@ class _Builder:
         self.parts["flows"].append(
             {
                 "id": _column(group, "id"),
-                "phase": np.array([e.ph != "s" for e in group], np.int8),
+                "phase": np.fromiter(map("s".__ne__, map(_PH, group)), np.int8, len(group)),
                 "start": self._ts(group),
                 "pid": _column(group, "pid"),
                 "tid": _column(group, "tid"),
@@ -672,8 +803,9 @@ def _ints(values: list[Any]) -> I64:
 
 _PH, _TS, _DUR, _ARGS = attrgetter("ph"), attrgetter("ts"), attrgetter("dur"), attrgetter("args")
 _NAME = attrgetter("name")
-_INPUT_DIMS, _INPUT_TYPES = attrgetter("input_dims"), attrgetter("input_types")
-_CONCRETE = attrgetter("concrete")
+_INPUTS = attrgetter("input_dims", "input_types", "concrete")
+_JOIN_FIELDS = b"\x01".join
+_COLLECTIVE = attrgetter("collective")
 
 
 def _column(items: list[Any], attribute: str) -> I64:
@@ -688,6 +820,8 @@ def _column(items: list[Any], attribute: str) -> I64:
 def _external_ids(args: list[Any]) -> I64:
     """`External id` (current schema) or `external id` (legacy), -1 when neither."""
     current = _column(args, "external_id")
+    if (current != -1).all():
+        return current
     legacy = _column(args, "legacy_external_id")
     return np.where(current != -1, current, legacy)
 
@@ -696,9 +830,11 @@ def _devices_of(group: list[Any], args: list[Any]) -> Any:
     """The device of each GPU event: args.device when it fits int32, else the pid when that is
     an int that fits (older ROCm traces), else -1."""
     device = _column(args, "device")
+    fits = (device >= 0) & (device < 2**31)
+    if fits.all():
+        return device.astype(np.int32)
     pids = list(map(attrgetter("pid"), group))
     pid = np.array([p if type(p) is int and 0 <= p < 2**31 else -1 for p in pids], np.int64)
-    fits = (device >= 0) & (device < 2**31)
     return np.where(fits, device, pid).astype(np.int32)
 
 
