@@ -18,4 +18,6 @@ COMMANDS: dict[str, str] = {
     "libtrace": "gpuscope.commands.libtrace",
     "libperf": "gpuscope.commands.libperf",
     "export": "gpuscope.commands.export",
+    "history": "gpuscope.commands.history",
+    "check": "gpuscope.commands.check",
 }

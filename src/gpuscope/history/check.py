@@ -131,15 +131,25 @@ class MetricCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "metric": self.metric, "unit": self.unit, "direction": self.direction,
-            "verdict": self.verdict, "method": self.method, "latest": self.latest,
-            "reference": self.reference, "change": self.change, "worse_by": self.worse_by,
-            "ci": list(self.ci) if self.ci else None, "ci_level": self.ci_level,
+            "metric": self.metric,
+            "unit": self.unit,
+            "direction": self.direction,
+            "verdict": self.verdict,
+            "method": self.method,
+            "latest": self.latest,
+            "reference": self.reference,
+            "change": self.change,
+            "worse_by": self.worse_by,
+            "ci": list(self.ci) if self.ci else None,
+            "ci_level": self.ci_level,
             "confidence": self.confidence,
-            "noise": self.noise, "bar": self.bar, "n_latest": self.n_latest,
-            "n_reference": self.n_reference, "reference_spread": self.reference_spread,
+            "noise": self.noise,
+            "bar": self.bar,
+            "n_latest": self.n_latest,
+            "n_reference": self.n_reference,
+            "reference_spread": self.reference_spread,
             "note": self.note,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -195,8 +205,15 @@ class Outcome:
 
 def _brief(result: Result) -> dict[str, Any]:
     c = result.context
-    return {"id": result.id, "recorded_at": c.recorded_at, "commit": c.commit, "dirty": c.dirty,
-            "branch": c.branch, "gpu_model": c.gpu_model, "driver": c.driver}  # fmt: skip
+    return {
+        "id": result.id,
+        "recorded_at": c.recorded_at,
+        "commit": c.commit,
+        "dirty": c.dirty,
+        "branch": c.branch,
+        "gpu_model": c.gpu_model,
+        "driver": c.driver,
+    }
 
 
 # -- selecting the results ---------------------------------------------------------------------
@@ -246,8 +263,10 @@ def _reference(
         found = store.latest(workload, commit=against.commit, tag=options.tag)
         candidates = [r for r in found if r.id not in {x.id for x in latest}]
         if not candidates:
-            raise InputError(f"--against commit:{against.commit}: no result of {workload!r} "
-                             "recorded at that commit")  # fmt: skip
+            raise InputError(
+                f"--against commit:{against.commit}: no result of {workload!r} "
+                "recorded at that commit"
+            )
         kept = [r for r in candidates if options.any_hardware or _same_hardware(r, head)]
         return kept, len(candidates) - len(kept)
     wanted = against.n
@@ -288,14 +307,24 @@ def compare(
     missing = [n for n in names if latest[0].metric(n) is None]
     if missing:
         have = ", ".join(m.name for m in latest[0].metrics)
-        raise InputError(f"{workload}: the latest result has no metric {', '.join(missing)} "
-                         f"(it has {have or 'none'})")  # fmt: skip
+        raise InputError(
+            f"{workload}: the latest result has no metric {', '.join(missing)} "
+            f"(it has {have or 'none'})"
+        )
     checks = tuple(_check_metric(name, latest, reference, options) for name in names)
     notes = []
     if skipped_hardware:
         notes.append(f"{skipped_hardware} results on other GPUs left out (--any-hardware to use)")
-    return Outcome(workload, options.against, options, tuple(latest), tuple(reference), checks,
-                   skipped_hardware, tuple(notes))  # fmt: skip
+    return Outcome(
+        workload,
+        options.against,
+        options,
+        tuple(latest),
+        tuple(reference),
+        checks,
+        skipped_hardware,
+        tuple(notes),
+    )
 
 
 def _check_metric(
@@ -305,8 +334,16 @@ def _check_metric(
     assert head is not None
     group = [m for r in latest if (m := r.metric(name)) is not None]
     ref = [m for r in reference if (m := r.metric(name)) is not None]
-    base = MetricCheck(name, head.unit, head.direction, NO_HISTORY, "none", head.value,
-                       n_latest=len(group), n_reference=len(ref))  # fmt: skip
+    base = MetricCheck(
+        name,
+        head.unit,
+        head.direction,
+        NO_HISTORY,
+        "none",
+        head.value,
+        n_latest=len(group),
+        n_reference=len(ref),
+    )
     if not ref:
         return replace(base, note="no earlier result has this metric")
     values_l = [m.value for m in group]
@@ -369,11 +406,19 @@ def _run_to_run(
     verdict = _verdict(worse_by, bar)
     half = _tdist.ppf(0.975, df) * se
     return replace(
-        base, verdict=verdict, method="run-to-run", reference=center, change=change,
-        worse_by=worse_by, ci=(change - half, change + half), ci_level=0.95, noise=noise, bar=bar,
+        base,
+        verdict=verdict,
+        method="run-to-run",
+        reference=center,
+        change=change,
+        worse_by=worse_by,
+        ci=(change - half, change + half),
+        ci_level=0.95,
+        noise=noise,
+        bar=bar,
         confidence=_confidence(worse_by, se, df, verdict),
         reference_spread=math.sqrt(var_r) / scale,
-    )  # fmt: skip
+    )
 
 
 def _confidence(worse_by: float, se: float, df: float, verdict: str) -> float | None:
@@ -406,12 +451,21 @@ def _samples(
         verdict = WITHIN
     noise = (ci.high - ci.low) / 2 / ci.ratio if ci.ratio else None
     return replace(
-        base, verdict=verdict, method="samples", reference=_median(ref),
-        change=change, worse_by=_signed(change, base.direction), ci=(ci.low - 1, ci.high - 1),
-        ci_level=level, noise=noise, bar=bar, confidence=None,
-        note="within-run noise only: fewer than 3 earlier results to measure the run-to-run "
-        "spread" if base.n_reference < MIN_SPREAD_RESULTS else None,
-    )  # fmt: skip
+        base,
+        verdict=verdict,
+        method="samples",
+        reference=_median(ref),
+        change=change,
+        worse_by=_signed(change, base.direction),
+        ci=(ci.low - 1, ci.high - 1),
+        ci_level=level,
+        noise=noise,
+        bar=bar,
+        confidence=None,
+        note="within-run noise only: fewer than 3 earlier results to measure the run-to-run spread"
+        if base.n_reference < MIN_SPREAD_RESULTS
+        else None,
+    )
 
 
 def _both(run: MetricCheck, samples: MetricCheck, options: Options) -> MetricCheck:
@@ -429,11 +483,16 @@ def _threshold_only(
     worse_by = _signed(change, base.direction)
     bar = options.threshold if options.threshold is not None else UNKNOWN_NOISE_THRESHOLD
     return replace(
-        base, verdict=_verdict(worse_by, bar), method="threshold", reference=center,
-        change=change, worse_by=worse_by, bar=bar,
+        base,
+        verdict=_verdict(worse_by, bar),
+        method="threshold",
+        reference=center,
+        change=change,
+        worse_by=worse_by,
+        bar=bar,
         note=f"noise unknown: {len(ref)} earlier result(s) without samples; only a change past "
         f"{bar * 100:g} % counts",
-    )  # fmt: skip
+    )
 
 
 def _median(values: Sequence[float]) -> float:

@@ -22,8 +22,14 @@ from gpuscope.history.model import Context
 
 _GIT_TIMEOUT_S = 5.0
 # CI systems check out a commit, not a branch: their variables name the branch
-_BRANCH_VARIABLES = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BRANCH_NAME",
-                     "GIT_BRANCH", "BUILDKITE_BRANCH")  # fmt: skip
+_BRANCH_VARIABLES = (
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "CI_COMMIT_REF_NAME",
+    "BRANCH_NAME",
+    "GIT_BRANCH",
+    "BUILDKITE_BRANCH",
+)
 
 
 class _Gpu(Protocol):
@@ -33,9 +39,11 @@ class _Gpu(Protocol):
 class HostLike(Protocol):
     """What `tools.host.detect_host()` returns (the caller probes; this layer does not)."""
 
-    vendor: str | None
-    driver: str | None
-    runtime: str | None
+    @property
+    def driver(self) -> str | None: ...
+
+    @property
+    def runtime(self) -> str | None: ...
 
     @property
     def gpus(self) -> Sequence[Any]: ...
@@ -98,9 +106,13 @@ def git_state(cwd: Path, env: Mapping[str, str]) -> dict[str, Any]:
 def _git(cwd: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=_GIT_TIMEOUT_S,
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

@@ -25,8 +25,19 @@ from gpuscope.history.model import HIGHER, LOWER, Metric, from_samples
 
 Report = Mapping[str, Any]
 TOP_KERNELS = 10
-_SUFFIXES = (".json.gz", ".json", ".csv", ".gz", ".pb", ".sqlite", ".db", ".rpd", ".nsys-rep",
-             ".ncu-rep", ".pftrace")  # fmt: skip
+_SUFFIXES = (
+    ".json.gz",
+    ".json",
+    ".csv",
+    ".gz",
+    ".pb",
+    ".sqlite",
+    ".db",
+    ".rpd",
+    ".nsys-rep",
+    ".ncu-rep",
+    ".pftrace",
+)
 
 
 def of_report(report: Report) -> tuple[str, list[Metric]]:

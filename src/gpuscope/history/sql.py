@@ -172,6 +172,13 @@ def connect(url: str) -> Database:
     return _sqlite(url, Path(url))
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite URL names (None for another database)."""
+    if url.startswith("sqlite:"):
+        return _sqlite_path(url)
+    return None if "://" in url else Path(url)
+
+
 def _sqlite_path(url: str) -> Path:
     rest = url[len("sqlite:") :]
     if not rest.startswith("///") or len(rest) == 3:

@@ -107,13 +107,26 @@ class Store:
             "gpu_model, gpu_count, driver, rocm, cuda, torch, gpuscope_version, tags, artefacts, "
             "source, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                workload_id, result.kind, c.recorded_at, c.commit,
-                None if c.dirty is None else int(c.dirty), c.branch, c.host, c.gpu_model,
-                c.gpu_count, c.driver, c.rocm, c.cuda, c.torch, c.gpuscope_version,
-                json.dumps(list(c.tags)), c.artefacts, result.source,
+                workload_id,
+                result.kind,
+                c.recorded_at,
+                c.commit,
+                None if c.dirty is None else int(c.dirty),
+                c.branch,
+                c.host,
+                c.gpu_model,
+                c.gpu_count,
+                c.driver,
+                c.rocm,
+                c.cuda,
+                c.torch,
+                c.gpuscope_version,
+                json.dumps(list(c.tags)),
+                c.artefacts,
+                result.source,
                 json.dumps(c.extra, sort_keys=True, default=str),
             ),
-        )  # fmt: skip
+        )
         self.db.executemany(
             "INSERT INTO metrics (result_id, name, value, unit, direction, samples) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -242,14 +255,44 @@ class Store:
 
 
 def _result(row: tuple[Any, ...], metrics: tuple[Metric, ...]) -> Result:
-    (rid, workload, kind, recorded_at, commit, dirty, branch, host, gpu_model, gpu_count,
-     driver, rocm, cuda, torch, version, tags, artefacts, source, extra) = row  # fmt: skip
+    (
+        rid,
+        workload,
+        kind,
+        recorded_at,
+        commit,
+        dirty,
+        branch,
+        host,
+        gpu_model,
+        gpu_count,
+        driver,
+        rocm,
+        cuda,
+        torch,
+        version,
+        tags,
+        artefacts,
+        source,
+        extra,
+    ) = row
     context = Context(
-        recorded_at=recorded_at, commit=commit, dirty=None if dirty is None else bool(dirty),
-        branch=branch, host=host, gpu_model=gpu_model, gpu_count=gpu_count, driver=driver,
-        rocm=rocm, cuda=cuda, torch=torch, gpuscope_version=version,
-        tags=tuple(schema._tags(tags)), artefacts=artefacts, extra=_parse_extra(extra),
-    )  # fmt: skip
+        recorded_at=recorded_at,
+        commit=commit,
+        dirty=None if dirty is None else bool(dirty),
+        branch=branch,
+        host=host,
+        gpu_model=gpu_model,
+        gpu_count=gpu_count,
+        driver=driver,
+        rocm=rocm,
+        cuda=cuda,
+        torch=torch,
+        gpuscope_version=version,
+        tags=tuple(schema._tags(tags)),
+        artefacts=artefacts,
+        extra=_parse_extra(extra),
+    )
     return Result(workload, kind, context, metrics, source, int(rid))
 
 

@@ -27,13 +27,36 @@ from gpuscope import output
 from gpuscope.errors import InputError
 
 HEADER = (
-    "model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args",
-    "tags", "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit",
-    "machine_name", "deployment_type", "launcher", "gpu_architecture", "performance", "metric",
-    "relative_change", "status", "build_duration", "test_duration", "dataname",
-    "data_provider_type", "data_size", "data_download_duration", "build_number",
+    "model",
+    "n_gpus",
+    "nnodes",
+    "gpus_per_node",
+    "training_precision",
+    "pipeline",
+    "args",
+    "tags",
+    "docker_file",
+    "base_docker",
+    "docker_sha",
+    "docker_image",
+    "git_commit",
+    "machine_name",
+    "deployment_type",
+    "launcher",
+    "gpu_architecture",
+    "performance",
+    "metric",
+    "relative_change",
+    "status",
+    "build_duration",
+    "test_duration",
+    "dataname",
+    "data_provider_type",
+    "data_size",
+    "data_download_duration",
+    "build_number",
     "additional_docker_run_options",
-)  # fmt: skip
+)
 FILE_NAME = "perf.csv"
 SUCCESS, FAILURE = "SUCCESS", "FAILURE"
 

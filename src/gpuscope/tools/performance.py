@@ -37,10 +37,40 @@ _PATTERN = re.compile(PERFORMANCE_LOG_PATTERN)
 _HUGGINGFACE = re.compile(r"train_samples_per_second['\"\s:=]+([0-9][0-9.eE+-]*)")
 _REQUIRED = ("model", "performance", "metric")
 # metric names whose larger value is better (throughput); anything naming a time is lower
-_HIGHER = ("per_s", "/s", "throughput", "flops", "samples", "tokens", "images", "requests",
-           "fps", "bandwidth", "gb_s", "speedup", "accuracy", "score")  # fmt: skip
-_LOWER = ("latency", "time", "duration", "seconds", "_ms", "_us", "_ns", "ms_", "loss", "error",
-          "memory", "bytes", "wall", "ttft", "tpot", "itl")  # fmt: skip
+_HIGHER = (
+    "per_s",
+    "/s",
+    "throughput",
+    "flops",
+    "samples",
+    "tokens",
+    "images",
+    "requests",
+    "fps",
+    "bandwidth",
+    "gb_s",
+    "speedup",
+    "accuracy",
+    "score",
+)
+_LOWER = (
+    "latency",
+    "time",
+    "duration",
+    "seconds",
+    "_ms",
+    "_us",
+    "_ns",
+    "ms_",
+    "loss",
+    "error",
+    "memory",
+    "bytes",
+    "wall",
+    "ttft",
+    "tpot",
+    "itl",
+)
 
 
 @dataclass(frozen=True)
@@ -53,8 +83,13 @@ class PerfLine:
     source: str = "log"  # "log", "huggingface" (train_samples_per_second) or "multiple_results"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "value": self.value, "text": self.text,
-                "direction": direction_of(self.metric), "source": self.source}  # fmt: skip
+        return {
+            "metric": self.metric,
+            "value": self.value,
+            "text": self.text,
+            "direction": direction_of(self.metric),
+            "source": self.source,
+        }
 
 
 def parse(text: str) -> list[PerfLine]:
@@ -77,8 +112,10 @@ def _scan(lines: Iterable[str]) -> list[PerfLine]:
     found: list[PerfLine] = []
     fallback: PerfLine | None = None
     for line in lines:
-        found += [PerfLine(float(m.group(1)), m.group(2).rstrip(","), m.group(1).strip())
-                  for m in _PATTERN.finditer(line)]  # fmt: skip
+        found += [
+            PerfLine(float(m.group(1)), m.group(2).rstrip(","), m.group(1).strip())
+            for m in _PATTERN.finditer(line)
+        ]
         if not found and fallback is None:
             fallback = next(iter(parse_huggingface(line)), None)
     return found or ([fallback] if fallback else [])
@@ -137,8 +174,9 @@ def _rows(reader: Iterator[list[str]], header: list[str]) -> Iterator[MultipleRe
             continue
         row = dict(zip(header, (c.strip() for c in cells), strict=False))
         extra = {k: v for k, v in row.items() if k not in _REQUIRED}
-        yield MultipleResult(row.get("model", ""), row.get("performance", ""),
-                             row.get("metric", ""), extra)  # fmt: skip
+        yield MultipleResult(
+            row.get("model", ""), row.get("performance", ""), row.get("metric", ""), extra
+        )
 
 
 def direction_of(metric: str) -> str:

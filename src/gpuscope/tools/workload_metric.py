@@ -83,15 +83,23 @@ def _base_row(manifest: Manifest, model: str, options: PerfOptions, arch: str) -
     gpus = str(len(manifest.gpus))
     # madengine's values: $pipeline (lower case, as it reads it) and $BUILD_NUMBER
     return {
-        "model": model, "n_gpus": gpus, "nnodes": "1", "gpus_per_node": gpus,
-        "training_precision": "", "pipeline": os.environ.get("pipeline", ""),  # noqa: SIM112
-        "args": shlex.join(manifest.command[1:]), "tags": ",".join(options.tags),
-        "git_commit": options.git_commit, "machine_name": str(manifest.host.get("hostname", "")),
-        "deployment_type": "local", "launcher": manifest.launcher or "",
-        "gpu_architecture": arch, "relative_change": "",
+        "model": model,
+        "n_gpus": gpus,
+        "nnodes": "1",
+        "gpus_per_node": gpus,
+        "training_precision": "",
+        "pipeline": os.environ.get("pipeline", ""),  # noqa: SIM112
+        "args": shlex.join(manifest.command[1:]),
+        "tags": ",".join(options.tags),
+        "git_commit": options.git_commit,
+        "machine_name": str(manifest.host.get("hostname", "")),
+        "deployment_type": "local",
+        "launcher": manifest.launcher or "",
+        "gpu_architecture": arch,
+        "relative_change": "",
         "test_duration": "" if manifest.duration_s is None else repr(manifest.duration_s),
         "build_number": os.environ.get("BUILD_NUMBER", "0"),
-    }  # fmt: skip
+    }
 
 
 def _rows(
@@ -103,19 +111,29 @@ def _rows(
 ) -> list[dict[str, str]]:
     if multiple:
         return [
-            {**base, **r.extra, "model": f"{model}_{r.model}", "performance": r.performance,
-             "metric": r.metric, "status": perfcsv.status(exit_code, r.performance)}
+            {
+                **base,
+                **r.extra,
+                "model": f"{model}_{r.model}",
+                "performance": r.performance,
+                "metric": r.metric,
+                "status": perfcsv.status(exit_code, r.performance),
+            }
             for r in multiple
-        ]  # fmt: skip
+        ]
     firsts = {line.metric: line for line in reversed(lines)}  # the first value of each metric
     ordered = [firsts[m] for m in dict.fromkeys(line.metric for line in lines)]
     if not ordered:
         return [{**base, "performance": "", "metric": "", "status": perfcsv.FAILURE}]
     return [
-        {**base, "performance": line.text, "metric": line.metric,
-         "status": perfcsv.status(exit_code, line.text)}
+        {
+            **base,
+            "performance": line.text,
+            "metric": line.metric,
+            "status": perfcsv.status(exit_code, line.text),
+        }
         for line in ordered
-    ]  # fmt: skip
+    ]
 
 
 def metrics_of(performance: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -123,8 +141,9 @@ def metrics_of(performance: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     firsts: dict[str, dict[str, Any]] = {}
     for entry in performance:
         name = str(entry["metric"])
-        firsts.setdefault(name, {"name": name, "value": float(entry["value"]),
-                                 "direction": direction_of(name)})  # fmt: skip
+        firsts.setdefault(
+            name, {"name": name, "value": float(entry["value"]), "direction": direction_of(name)}
+        )
     return list(firsts.values())
 
 
