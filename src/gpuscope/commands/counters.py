@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
+from gpuscope.commands._record import add_options
 
 HELP = (
     "per-kernel metrics, roofline and advice from hardware counters (rocprofv3, rocprof, ncu); "
@@ -48,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--list-avail", metavar="FILE", help="saved `rocprofv3 --list-avail` output to use"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="--plan: write here, not stdout")
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -72,12 +74,18 @@ def _analyse(args: argparse.Namespace) -> int:
     sources = [s for path in args.traces for s in find_sources(path)]
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
     check(args, inputs)
+    from gpuscope.commands._record import checked, record
+
+    checked(args)
     traces = [read_source(s) for s in sources]
     for trace in traces:
         for warning in trace.meta.warnings:
             print(f"warning: {trace.meta.path}: {warning}", file=sys.stderr)
     report = analyse_counters(traces, args.arch, args.peaks, args.device).to_dict()
     _emit(report, args)
+    from gpuscope.history.metrics import workload_from_path
+
+    record(args, report, workload_from_path(args.traces[0]), str(Path(args.traces[0]).resolve()))
     return 0
 
 

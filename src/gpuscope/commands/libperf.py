@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check, shown_as, write_text
+from gpuscope.commands._record import add_options
 from gpuscope.output import is_stdout
 
 HELP = "replay library_trace.csv configs (GEMM, conv, collectives) on this GPU; rank them"
@@ -65,6 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--md", type=Path, metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--jobid", help="jobid column (default: the trace's)")
     parser.add_argument("--model", help="model column (default: the trace's)")
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -87,6 +89,9 @@ def main(args: argparse.Namespace) -> int:
     options.validate()
     target = args.output or source.with_name("library_perf.csv")
     check(args, [source], {"-o": target})  # before any replay
+    from gpuscope.commands._record import checked, record
+
+    checked(args)
     with _progress() as progress:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
@@ -106,6 +111,7 @@ def main(args: argparse.Namespace) -> int:
         write_text(args.json, report.to_json(done.report))
     if args.md:
         write_text(args.md, report.render_markdown(printable_data(done.report)))
+    record(args, done.report, model or source.parent.name, str(target.resolve()))
     return 0
 
 
