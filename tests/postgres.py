@@ -88,8 +88,11 @@ class Server:
             ids = _postgres_user()
             assert ids is not None
             os.chown(folder, *ids)
-            as_user = ["runuser", "-u", "postgres", "--"] if shutil.which("runuser") else [
-                "setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups"]
+            as_user = (
+                ["runuser", "-u", "postgres", "--"]
+                if shutil.which("runuser")
+                else ["setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups"]
+            )
         server = cls(folder, _free_port(), as_user, pg_ctl)
         try:
             server._run(initdb, "-D", str(folder / "data"), "-U", "postgres", "-A", "trust",
