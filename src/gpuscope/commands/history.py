@@ -287,7 +287,8 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
     if path.is_dir() and (path / "manifest.json").is_file():
         path = path / "manifest.json"
     try:
-        head = path.open("rb").read(4096).lstrip()
+        with path.open("rb") as handle:
+            head = handle.read(4096).lstrip()
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     if not head.startswith(b"{"):

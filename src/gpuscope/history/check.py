@@ -314,7 +314,10 @@ def compare(
     checks = tuple(_check_metric(name, latest, reference, options) for name in names)
     notes = []
     if skipped_hardware:
-        notes.append(f"{skipped_hardware} results on other GPUs left out (--any-hardware to use)")
+        plural = "s" if skipped_hardware > 1 else ""
+        notes.append(
+            f"{skipped_hardware} result{plural} on other GPUs left out (--any-hardware uses them)"
+        )
     return Outcome(
         workload,
         options.against,
