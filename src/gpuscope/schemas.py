@@ -3,7 +3,7 @@
 
     >>> from gpuscope import schemas
     >>> schemas.names()
-    ['gpuscope.analysis-set/1', 'gpuscope.analysis/1', 'gpuscope.diff/1', 'gpuscope.ranks/1']
+    ['gpuscope.analysis-set/1', 'gpuscope.analysis/1', 'gpuscope.check/1', 'gpuscope.diff/1', …]
     >>> schema = schemas.load("gpuscope.analysis/1")    # or load("analysis"): the newest version
     >>> jsonschema.validate(report, schema)             # doctest: +SKIP
 

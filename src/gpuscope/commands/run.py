@@ -26,7 +26,7 @@ examples:
   gpuscope run --list-tools
 
 The first tool listed is innermost. Outputs: <output-dir>/<run-id>/ with manifest.json,
-output.log (the command's stdout and stderr) and perf.csv (its `performance: <value> <metric>`
+stdout.log, stderr.log (the command's output) and perf.csv (its `performance: <value> <metric>`
 lines, madengine's format). The exit status is the command's own (128+N if killed by signal N).
 """
 
@@ -59,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the CSV of results the command writes (madengine's "
                         "multiple_results: model, performance, metric columns)")  # fmt: skip
     parser.add_argument("--no-capture", action="store_true",
-                        help="leave the command's stdout/stderr alone: no output.log, no "
+                        help="leave the command's stdout/stderr alone: no stdout.log, no "
                         "performance lines read")  # fmt: skip
     parser.add_argument("--list-tools", action="store_true", help="list the tools and exit")
     parser.add_argument("-q", "--quiet", action="store_true", help="no gpuscope lines on stderr")

@@ -37,7 +37,8 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
     hosts             [{hostname, ranks, local, gpus, samplers}]: gpus for the host gpuscope ran
                       on; samplers: the CSVs sampled on another host (hosts/<host>/...)
     performance       [{metric, value, text, direction, source}]: the workload's own metric,
-                      madengine's `performance: <value> <metric>` lines of output.log in order
+                      madengine's `performance: <value> <metric>` lines of stdout.log, then
+                      stderr.log, in order
                       (or the --multiple-results CSV's rows); [] when none (workload_metric.py)
     baseline          null, or for `run --baseline`: the run of the same command without tools
                       {run_id, run_dir, exit_code, duration_s, performance, overhead: {wall_pct,

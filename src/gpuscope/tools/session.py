@@ -55,7 +55,7 @@ class RunRequest:
     env_vars: Mapping[str, str] = field(default_factory=dict)  # context env_vars
     model: str | None = None
     kill_after_s: float = KILL_AFTER_S  # SIGKILL a command still running this long after SIGTERM
-    capture: bool = True  # copy the command's stdout and stderr into output.log (its metric)
+    capture: bool = True  # copy the command's stdout / stderr into stdout.log / stderr.log
     perf: PerfOptions = field(default_factory=PerfOptions)  # perf.csv: multiple_results, tags…
 
 
@@ -305,10 +305,9 @@ def _run_marked(
     for layer in layers:
         for stream, path in layer.tee.items():
             tee.setdefault(stream, []).append(path)
-    if job.capture:  # both streams into one log, in the order they arrive (as madengine's log)
-        log = Path(manifest.run_dir) / workload_metric.LOG_NAME
-        for stream in ("stdout", "stderr"):
-            tee.setdefault(stream, []).append(log)
+    if job.capture:  # a log per stream: two streams in one file would tear each other's lines
+        for stream, name in workload_metric.LOG_NAMES.items():
+            tee.setdefault(stream, []).append(Path(manifest.run_dir) / name)
     _mark(layers, "workload_start")
     try:
         started = lambda pid: _started(manifest, pid)  # noqa: E731

@@ -3,7 +3,8 @@ manifest, write madengine's `perf.csv` rows into the run directory; and the prof
 of a run against a baseline run of the same command without tools.
 
     manifest.performance  [{metric, value, text, source}]   every value, in output order
-    <run_dir>/output.log  the command's stdout and stderr as they arrived (session.py tees them)
+    <run_dir>/stdout.log, stderr.log   the command's output streams (session.py tees them; one
+                          file each: two streams written into one file tear each other's lines)
     <run_dir>/perf.csv    madengine's header; one row per metric (its first value), or one per
                           multiple_results row; a run with no value: one FAILURE row
 """
@@ -28,7 +29,7 @@ from gpuscope.tools.performance import (
     read_multiple_results,
 )
 
-LOG_NAME = "output.log"
+LOG_NAMES = {"stdout": "stdout.log", "stderr": "stderr.log"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def record(
     manifest: Manifest, run_dir: Path, model: str, options: PerfOptions, gpu_arch: str = ""
 ) -> list[dict[str, str]]:
     """Read the run's metric into `manifest.performance`, write `perf.csv`; its rows."""
-    lines = read_log(run_dir / LOG_NAME)
+    lines = [line for name in LOG_NAMES.values() for line in read_log(run_dir / name)]
     multiple = _multiple(run_dir, options, manifest)
     manifest.performance = [line.to_dict() for line in lines]
     if multiple is not None:
