@@ -66,6 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also compare with results on other GPU models / counts",
     )
+    parser.add_argument("--latest", choices=("result", "commit"), default="result",
+                        help="what is tested: the latest result (default), or with the results "
+                        "of its commit just before it, on the same GPUs and software (repeats "
+                        "recorded by CI)")  # fmt: skip
     parser.add_argument("--tag", metavar="TAG", help="only results with this tag")
     parser.add_argument("--json", metavar="FILE", help="write gpuscope.check/1 (- : stdout)")
     parser.add_argument("--md", metavar="FILE", help="write a Markdown PR comment (- : stdout)")
@@ -114,6 +118,7 @@ def _options(args: argparse.Namespace) -> Options:
         confidence=args.confidence,
         any_hardware=args.any_hardware,
         tag=args.tag,
+        latest=args.latest,
     )
 
 

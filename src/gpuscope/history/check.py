@@ -1,8 +1,9 @@
 """The regression gate: is the latest result of a workload worse than its history, beyond the
 noise? Every verdict states the noise model it was made under.
 
-**What is compared.** The latest result — with the other results of its commit when a CI job
-recorded several repeats of one (clean) commit — against a reference (`Against`): the `window`
+**What is compared.** The latest result — or with `latest="commit"`, the latest result and the
+results of its (clean) commit just before it, when CI recorded several repeats of one commit on
+one setup — against a reference (`Against`): the `window`
 of the N results before it (default 10), the `last` one, or every result of a `commit`. Only
 results on the same GPU model and count count as reference (`any_hardware` lifts that): a new
 GPU is not a regression; a new driver or ROCm / CUDA version may be one, so those are compared.
@@ -96,10 +97,13 @@ class Options:
     confidence: float = DEFAULT_CONFIDENCE
     any_hardware: bool = False
     tag: str | None = None
+    latest: str = "result"  # "commit": the latest commit's repeats are tested together
     resamples: int = 2000
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.latest not in ("result", "commit"):
+            raise InputError(f"--latest {self.latest}: expected result or commit")
         if not 0.5 < self.confidence < 1:
             raise InputError(f"--confidence {self.confidence:g}: expected a number in (0.5, 1)")
         if self.threshold is not None and not 0 <= self.threshold < 10:
@@ -186,6 +190,7 @@ class Outcome:
                 "commit": self.against.commit,
             },
             "options": {
+                "latest": o.latest,
                 "threshold": o.threshold,
                 "floor": o.floor,
                 "confidence": o.confidence,
@@ -244,13 +249,18 @@ def _latest_group(
         )
     head = fetched[0]
     group = [head]
-    if head.context.commit and head.context.dirty is False:
+    if options.latest == "commit" and head.context.commit and head.context.dirty is False:
         for result in fetched[1:]:
-            c = result.context
-            if c.commit != head.context.commit or c.dirty is not False:
+            if _setup(result) != _setup(head) or result.context.dirty is not False:
                 break
             group.append(result)
     return group, fetched[len(group) :]
+
+
+def _setup(result: Result) -> tuple[object, ...]:
+    """What makes two results repeats of one measurement: commit, GPUs and software."""
+    c = result.context
+    return (c.commit, c.gpu_model, c.gpu_count, c.driver, c.rocm, c.cuda, c.torch)
 
 
 def _reference(

@@ -104,6 +104,18 @@ def test_repeats_of_the_latest_commit_are_one_group() -> None:
     assert outcome.checks[0].n_latest == 3 and outcome.checks[0].verdict == "regression"
 
 
+def test_repeats_are_grouped_only_when_asked_and_on_one_setup(tmp_path: object) -> None:
+    store = Store.open(f"sqlite:///{tmp_path}/h.db")  # type: ignore[str-bytes-safe]
+    store.add_many(series([*NOISY, 97.2, 97.0, 96.9], commits=[*"abcdefghi", "z", "z", "z"]))
+    single = check.check(store, "w")
+    assert len(single.latest) == 1 and single.reference[0].context.commit == "z"
+    grouped = check.check(store, "w", Options(latest="commit"))
+    assert len(grouped.latest) == 3 and grouped.checks[0].verdict == "regression"
+    store.add_many(series([97.1], commits=["z"], gpu="MI300X", start=12))
+    assert len(check.check(store, "w", Options(latest="commit", any_hardware=True)).latest) == 1
+    store.close()
+
+
 def test_check_on_a_store_leaves_out_other_gpus(tmp_path: object) -> None:
     store = Store.open(f"sqlite:///{tmp_path}/h.db")  # type: ignore[str-bytes-safe]
     store.add_many(series([80.0] * 3, gpu="MI300X"))
