@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,6 +47,7 @@ SAMPLES_PER_RUN = 30
 SAMPLE_CV = 0.01
 SERIES_LENGTH = 10
 REGRESSION = 0.03
+START = datetime(2026, 1, 1)
 
 
 def run_result(rng: random.Random, level: float, samples: bool, i: int, commit: str) -> Result:
@@ -106,7 +108,7 @@ def build_store(path: Path, workloads: int, per_workload: int, seed: int = 3) ->
         results, metrics = [], []
         for i in range(per_workload):
             rid += 1
-            t = f"2026-{1 + i // 2000:02d}-{1 + i // 100 % 20:02d}T{i % 24:02d}:{i % 60:02d}:00.{w:03d}Z"
+            t = (START + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S") + f".{w:03d}Z"
             results.append((rid, w + 1, "run", t, f"{rid:040x}", 0, "main", "node1",
                             "NVIDIA H100", 8, "580.1", None, "13.0", "2.11", "0.1.0", "[]",
                             None, None, "{}"))  # fmt: skip
@@ -145,11 +147,14 @@ def latency(path: Path, workload: str, repeat: int) -> dict[str, object]:
         calls.append(time.perf_counter() - started)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     argv = [sys.executable, "-m", "gpuscope", "check", workload, "--db", url, "-q"]
-    commands = []
-    for _ in range(max(3, repeat // 4)):
+    commands, floor = [], []
+    for _ in range(max(5, repeat // 2)):  # interleaved: the command, then its start-up floor
         started = time.perf_counter()
         subprocess.run(argv, env=env, capture_output=True, check=False)
         commands.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run([*argv[:4], "--help"], env=env, capture_output=True, check=False)
+        floor.append(time.perf_counter() - started)
     with Store.open(url) as store:
         count = store.count()
     return {
@@ -158,6 +163,8 @@ def latency(path: Path, workload: str, repeat: int) -> dict[str, object]:
         "check_call_ms_median": round(statistics.median(calls[1:] or calls) * 1000, 1),
         "check_call_ms_max": round(max(calls[1:] or calls) * 1000, 1),
         "check_command_ms_median": round(statistics.median(commands) * 1000, 1),
+        "startup_floor_ms_median": round(statistics.median(floor) * 1000, 1),
+        "load_average": os.getloadavg()[0],
         "methods": sorted({c.method for c in outcome.checks}),
     }
 
@@ -166,24 +173,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--db", type=Path, help="keep the big store here")
+    parser.add_argument("--db", type=Path, help="keep the big store here (reused if it exists)")
+    parser.add_argument("--latency-only", action="store_true", help="skip the series")
     args = parser.parse_args()
     n = 300 if args.quick else 1000
-    grid = []
-    for sigma in (0.0025, 0.004, 0.005, 0.0075, 0.01, 0.02):
+    grid: list[dict[str, object]] = []
+    for sigma in () if args.latency_only else (0.0025, 0.004, 0.005, 0.0075, 0.01, 0.02):
         grid.append(rates(sigma, False, n))
         print(json.dumps(grid[-1]), flush=True)
-    for sigma in (0.004,) if args.quick else (0.004, 0.005):
+    for sigma in () if args.latency_only else (0.004,) if args.quick else (0.004, 0.005):
         grid.append(rates(sigma, True, n // 2 if args.quick else n))
         print(json.dumps(grid[-1]), flush=True)
-    for sigma, repeats in ((0.01, 3), (0.01, 5), (0.02, 5), (0.02, 10)):
+    repeated = ((0.01, 3), (0.01, 5), (0.02, 5), (0.02, 10))
+    for sigma, repeats in () if args.latency_only else repeated:
         grid.append(rates(sigma, False, n, repeats))
         print(json.dumps(grid[-1]), flush=True)
     workloads, per = (20, 5000) if args.quick else (200, 5000)
     folder = Path(tempfile.mkdtemp(prefix="gpuscope-bench-history-"))
     path = args.db or folder / "history.db"
-    path.unlink(missing_ok=True)
-    built = build_store(path, workloads, per)
+    built = 0.0 if path.exists() else build_store(path, workloads, per)
     found = latency(path, "w042" if workloads > 42 else "w007", 20)
     found["build_s"] = round(built, 1)
     print(json.dumps(found), flush=True)
