@@ -196,6 +196,25 @@ def test_record_on_analyze_bench_and_counters(env: dict[str, str], tmp_path: Pat
     one_error(done, "--workload only apply with --record")
 
 
+def test_record_on_libperf_with_fake_vendor_benches(env: dict[str, str], tmp_path: Path) -> None:
+    env = {**env, "PATH": f"{REPO / 'tests' / 'fakes' / 'bin'}{os.pathsep}{env['PATH']}",
+           "FAKE_TOOL_LOG": str(tmp_path / "tools.log")}  # fmt: skip
+    gemm = ("./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 256 -n 128 -k 64 "
+            "--alpha 1 --a_type f32_r --lda 256 --b_type f32_r --ldb 64 --beta 0 --c_type f32_r "
+            "--ldc 256 --d_type f32_r --ldd 256 --compute_type f32_r --algo 0 "
+            "--solution_index 0 --flags 0")  # fmt: skip
+    (tmp_path / "rocblas_bench.log").write_text(gemm + "\n")
+    done = gpuscope(env, tmp_path, "libtrace", "rocblas_bench.log", "-o", "library_trace.csv",
+                    "--model", "bert")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = gpuscope(env, tmp_path, "libperf", "library_trace.csv", "--backends", "vendor",
+                    "--no-measure-peaks", "--record")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(gpuscope(env, tmp_path, "history", "show", "bert", "--json", "-").stdout)
+    assert shown["kind"] == "libperf" and shown["metrics"][0]["name"] == "total_us"
+    assert shown["metrics"][1]["name"].startswith("time_us:")
+
+
 def test_export_and_import_go_both_ways(env: dict[str, str], tmp_path: Path) -> None:
     for value in (100, 98):
         workload_run(env, tmp_path, value)
@@ -213,6 +232,12 @@ def test_export_and_import_go_both_ways(env: dict[str, str], tmp_path: Path) -> 
     listed = json.loads(gpuscope(env, tmp_path, "history", "list", "--db", other, "--json",
                                  "-").stdout)  # fmt: skip
     assert {w["name"] for w in listed["workloads"]} == {"toy", "llama_compiled_h200"}
+    run_dir = next((tmp_path / "runs").iterdir())
+    done = gpuscope(env, tmp_path, "history", "import", run_dir, "--db", other, "--workload", "r")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(gpuscope(env, tmp_path, "history", "show", "r", "--db", other, "--json",
+                                "-").stdout)  # fmt: skip
+    assert shown["kind"] == "run" and shown["metrics"][0]["name"] == "samples_per_second"
 
 
 def test_history_outputs_are_safe_and_bad_input_is_one_error(
