@@ -247,7 +247,9 @@ def test_history_outputs_are_safe_and_bad_input_is_one_error(
     db = tmp_path / "data" / "gpuscope" / "history.db"
     one_error(gpuscope(env, tmp_path, "history", "export", "-o", db), "is the input")
     one_error(gpuscope(env, tmp_path, "history", "list", "--json", "-", "--db",
-                       f"sqlite:///{tmp_path}/h.db", "x"), "no workload 'x'")  # fmt: skip
+                       f"sqlite:///{tmp_path}/h.db", "x"), "no such database")  # fmt: skip
+    assert not (tmp_path / "h.db").exists()
+    one_error(gpuscope(env, tmp_path, "history", "list", "x"), "no workload 'x'")
     one_error(gpuscope(env, tmp_path, "history", "show", "nope"), "no result or workload 'nope'")
     one_error(gpuscope(env, tmp_path, "history", "trend", "toy", "--metric", "nope"), "no metric")
     one_error(gpuscope(env, tmp_path, "history", "list", "--db", "mysql://h/db"), "unknown")

@@ -94,11 +94,19 @@ def main(args: argparse.Namespace) -> int:
     return int(_ACTIONS[args.action](args))
 
 
-def _open(args: argparse.Namespace) -> Store:
-    from gpuscope.history.sql import default_url
+def _open(args: argparse.Namespace, create: bool = False) -> Store:
+    """The store; a SQLite file that does not exist is an error unless `create` (import): a
+    command that only reads does not leave an empty database behind."""
+    from gpuscope.history.sql import default_url, sqlite_path
     from gpuscope.history.store import Store
 
-    return Store.open(str(args.db or default_url()))
+    url = str(args.db or default_url())
+    path = sqlite_path(url)
+    if not create and path is not None and not path.is_file():
+        from gpuscope.errors import InputError
+
+        raise InputError(f"--db {url}: no such database (record results with --record first)")
+    return Store.open(url)
 
 
 def _db_file(args: argparse.Namespace) -> list[str]:
@@ -265,7 +273,7 @@ def _import(args: argparse.Namespace) -> int:
         found, note = _read_import(Path(name), args)
         results += found
         notes += [note] if note else []
-    with _open(args) as store:
+    with _open(args, create=True) as store:
         ids = store.add_many(results)
         where = store.url
     for note in notes:
