@@ -104,7 +104,11 @@ def _own_metric(
     """The workload's performance lines into the manifest, perf.csv into the run directory."""
     gpu = host.gpus[0] if host.gpus else None
     arch = (gpu.arch or gpu.name) if gpu is not None else ""
-    rows = workload_metric.record(manifest, ctx.run_dir, ctx.model, request.perf, arch)
+    try:
+        rows = workload_metric.record(manifest, ctx.run_dir, ctx.model, request.perf, arch)
+    except (GpuscopeError, OSError) as error:  # the command's exit code matters more
+        manifest.warnings.append(f"perf.csv not written: {error}")
+        rows = []
     manifest.files = list_files(ctx.run_dir)
     manifest.write()
     return rows
