@@ -131,10 +131,12 @@ def test_baseline_runs_without_tools_first_and_reports_the_overhead(
     assert done.returncode == 0, done.stderr
     assert "baseline: the command without tools" in done.stderr
     assert "wall time (s)" in done.stderr and "samples_per_second" in done.stderr
-    base_dir, profiled_dir = sorted((tmp_path / "runs").iterdir())
-    base = json.loads((base_dir / "manifest.json").read_text())
-    profiled = json.loads((profiled_dir / "manifest.json").read_text())
-    assert base["tools"] == [] and profiled["tools"][0]["name"] == "rocprof"
+    # two runs in one second: their ids sort by a random suffix, so tell them by their tools
+    runs = [json.loads((d / "manifest.json").read_text()) for d in (tmp_path / "runs").iterdir()]
+    (base,) = [m for m in runs if m["tools"] == []]
+    (profiled,) = [m for m in runs if m["tools"]]
+    assert profiled["tools"][0]["name"] == "rocprof"
+    assert base["started_at"] <= profiled["started_at"]
     found = profiled["baseline"]
     assert found["run_id"] == base["run_id"] and found["duration_s"] == base["duration_s"]
     expected = round((profiled["duration_s"] / base["duration_s"] - 1) * 100, 3)
