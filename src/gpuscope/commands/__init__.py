@@ -20,4 +20,6 @@ COMMANDS: dict[str, str] = {
     "export": "gpuscope.commands.export",
     "schema": "gpuscope.commands.schema",
     "completion": "gpuscope.commands.completion",
+    "history": "gpuscope.commands.history",
+    "check": "gpuscope.commands.check",
 }

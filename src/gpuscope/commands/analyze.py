@@ -19,6 +19,7 @@ from gpuscope.commands._output import (
     write,
     write_text,
 )
+from gpuscope.commands._record import add_options
 from gpuscope.commands._say import say, warn
 from gpuscope.errors import ReaderError
 
@@ -68,16 +69,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="where several traces are analysed: a local process pool "
                         "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
     _tables.add_options(parser, png=True)
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
     from gpuscope.analysis.categories import load_rules
+    from gpuscope.commands import _record
     from gpuscope.errors import InputError
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
     args.quiet = args.quiet or stdout_wanted(args, *OUTPUTS)  # stdout carries that output alone
     rules = load_rules(args.categories)
+    _record.checked(args)
     found = _find(args)
     check(args, [*args.traces, args.categories, *found.files()], {"--perfetto": args.perfetto})
     _tables.check_folders(args, [*args.traces, args.categories, *found.files()])
@@ -98,10 +102,27 @@ def main(args: argparse.Namespace) -> int:
         _timeline(args, found, broken)
     _emit(reports, args, ranks, found.failed)
     _tables_and_figures(args, reports, ranks, found.failed, analysis)
+    if not broken:  # last: a result is kept once every output asked for is written
+        _keep(args, report_data(reports, ranks, found.failed))
     return 2 if broken else 0
 
 
 OUTPUTS = ("json", "md", "html", "perfetto")
+
+
+def _keep(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    """--record: the report's metrics under --workload (default: the first trace's name)."""
+    from gpuscope.commands._record import record
+    from gpuscope.history.metrics import workload_from_path
+
+    artefacts = args.json if args.json and not _output_is_stdout(args.json) else args.traces[0]
+    record(args, data, workload_from_path(args.traces[0]), os.path.abspath(artefacts))
+
+
+def _output_is_stdout(target: str) -> bool:
+    from gpuscope.output import is_stdout
+
+    return is_stdout(target)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.commands._output import check
+from gpuscope.commands._record import add_options
 from gpuscope.output import is_stdout, write
 
 HELP = "time a callable (file.py:function) on the GPU, or compare two with a verdict"
@@ -103,6 +104,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-peaks", action="store_true", help="do not measure the device's peaks for %% of peak"
     )
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -128,6 +130,18 @@ def _check_usage(args: argparse.Namespace) -> None:
         )
     scripts = [spec.rpartition(":")[0] for spec in [args.target, *(args.compare or [])] if spec]
     check(args, [*scripts, args.baseline], {"--json": args.json})
+    from gpuscope.commands._record import checked
+
+    checked(args)
+
+
+def _keep(args: argparse.Namespace, data: dict[str, Any], workload: str) -> None:
+    """--record: the measurement (or the comparison) under --workload (default: the target)."""
+    import os
+
+    from gpuscope.commands._record import record
+
+    record(args, data, workload, os.path.abspath(args.json) if args.json else None)
 
 
 def _bound(target: Any) -> Any:
@@ -179,6 +193,10 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     console.print(measurement_view(m))
     if args.json:
         write(args.json, to_json(m))
+    if args.record:
+        from gpuscope.timing.measurement import to_builtins
+
+        _keep(args, to_builtins(m), args.target)
     if old is not None:
         _against_baseline(args, old, m, console)
     return 0
@@ -225,6 +243,10 @@ def _compare(args: argparse.Namespace, console: Any) -> int:
     console.print(comparison_view(c))
     if args.json:
         write(args.json, comparison_to_json(c))
+    if args.record and c.verdict != INCORRECT:
+        from gpuscope.timing.ab import comparison_to_builtins
+
+        _keep(args, comparison_to_builtins(c), f"{spec_a} vs {spec_b}")
     if c.verdict == INCORRECT:
         raise GateFailed(f"{spec_b} does not match {spec_a}: {c.correctness.detail}")
     _gate(args, c)

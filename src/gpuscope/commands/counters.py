@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuscope.commands import _tables
 from gpuscope.commands._output import check, shown_as, stdout_wanted, write_json, write_text
+from gpuscope.commands._record import add_options
 from gpuscope.commands._say import warn
 
 HELP = (
@@ -51,6 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="--plan: write here, not stdout")
     _tables.add_options(parser, png=True)
+    add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -76,6 +78,9 @@ def _analyse(args: argparse.Namespace) -> int:
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
     check(args, inputs)
     _tables.check_folders(args, inputs)
+    from gpuscope.commands._record import checked, record
+
+    checked(args)
     traces = [read_source(s) for s in sources]
     for trace in traces:
         for warning in trace.meta.warnings:
@@ -88,6 +93,9 @@ def _analyse(args: argparse.Namespace) -> int:
 
         _tables.write_tables(args, report_tables(report))
         _tables.write_figures(args, CounterPlots(report))
+    from gpuscope.history.metrics import workload_from_path
+
+    record(args, report, workload_from_path(args.traces[0]), str(Path(args.traces[0]).resolve()))
     return 0
 
 

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gpuscope.commands import _record, _tables
 from gpuscope.commands._output import check, shown_as, write_text
 from gpuscope.commands._say import warn
 from gpuscope.output import is_stdout
@@ -66,9 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--md", type=Path, metavar="FILE", help="write the report as Markdown")
     parser.add_argument("--jobid", help="jobid column (default: the trace's)")
     parser.add_argument("--model", help="model column (default: the trace's)")
-    from gpuscope.commands._tables import add_options
-
-    add_options(parser)
+    _tables.add_options(parser)
+    _record.add_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -92,9 +92,8 @@ def main(args: argparse.Namespace) -> int:
     options.validate()
     target = args.output or source.with_name("library_perf.csv")
     check(args, [source], {"-o": target})  # before any replay
-    from gpuscope.commands import _tables
-
     _tables.check_folders(args, [source, target])
+    _record.checked(args)
     with _progress() as progress:
         done = session.run(source, options, measure_peaks=not args.no_measure_peaks,
                            under=args.under, progress=progress)  # fmt: skip
@@ -119,6 +118,7 @@ def main(args: argparse.Namespace) -> int:
         from gpuscope.frames.tables import report_tables
 
         _tables.write_tables(args, report_tables(done.report))
+    _record.record(args, done.report, model or source.parent.name, str(target.resolve()))
     return 0
 
 

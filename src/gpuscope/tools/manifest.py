@@ -36,6 +36,13 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       visible_devices, started_at, argv}] from each rank<R>/rank.json
     hosts             [{hostname, ranks, local, gpus, samplers}]: gpus for the host gpuscope ran
                       on; samplers: the CSVs sampled on another host (hosts/<host>/...)
+    performance       [{metric, value, text, direction, source}]: the workload's own metric,
+                      madengine's `performance: <value> <metric>` lines of stdout.log, then
+                      stderr.log, in order
+                      (or the --multiple-results CSV's rows); [] when none (workload_metric.py)
+    baseline          null, or for `run --baseline`: the run of the same command without tools
+                      {run_id, run_dir, exit_code, duration_s, performance, overhead: {wall_pct,
+                      metrics: {name: pct}}} (how much slower this run was, in %)
 
 A run killed with gpuscope itself (kill -9) keeps the start manifest with status "running".
 """
@@ -88,6 +95,8 @@ class Manifest:
     hosts: list[dict[str, Any]] = field(default_factory=list)
     survivors: list[dict[str, Any]] = field(default_factory=list)  # reaper.Survivor.to_dict()
     gpu_processes: list[dict[str, Any]] = field(default_factory=list)  # aftermath.py
+    performance: list[dict[str, Any]] = field(default_factory=list)  # workload_metric.py
+    baseline: dict[str, Any] | None = None  # run --baseline: the run without tools
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

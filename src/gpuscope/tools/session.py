@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpuscope._version import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
-from gpuscope.tools import aftermath, command
+from gpuscope.tools import aftermath, command, workload_metric
 from gpuscope.tools.child import (
     KILL_AFTER_S,
     ChildResult,
@@ -41,6 +41,7 @@ from gpuscope.tools.registry import Planned, Registry, default_registry, instant
 from gpuscope.tools.rundir import create_run_dir, list_files
 from gpuscope.tools.stack import Composition, compose, open_layers
 from gpuscope.tools.tool import Layer, Notes, RunContext
+from gpuscope.tools.workload_metric import PerfOptions
 
 Progress = Callable[[str], None]
 
@@ -54,6 +55,8 @@ class RunRequest:
     env_vars: Mapping[str, str] = field(default_factory=dict)  # context env_vars
     model: str | None = None
     kill_after_s: float = KILL_AFTER_S  # SIGKILL a command still running this long after SIGTERM
+    capture: bool = True  # copy the command's stdout / stderr into stdout.log / stderr.log
+    perf: PerfOptions = field(default_factory=PerfOptions)  # perf.csv: multiple_results, tags…
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class RunResult:
     run_dir: Path
     exit_code: int
     manifest: Manifest
+    perf_rows: tuple[dict[str, str], ...] = ()  # madengine perf.csv rows (run_dir/perf.csv)
 
 
 def run(
@@ -88,8 +92,26 @@ def run(
     if progress is not None:
         progress(f"run {run_id} -> {run_dir}")
     gpus = gpu_processes or _gpu_query(ctx.vendor)
-    exit_code = _run_recorded(planned, ctx, manifest, _Job(request.kill_after_s, gpus))
-    return RunResult(run_id=run_id, run_dir=run_dir, exit_code=exit_code, manifest=manifest)
+    job = _Job(request.kill_after_s, gpus, request.capture)
+    exit_code = _run_recorded(planned, ctx, manifest, job)
+    rows = _own_metric(manifest, ctx, request, host)
+    return RunResult(run_id, run_dir, exit_code, manifest, tuple(rows))
+
+
+def _own_metric(
+    manifest: Manifest, ctx: RunContext, request: RunRequest, host: HostInfo
+) -> list[dict[str, str]]:
+    """The workload's performance lines into the manifest, perf.csv into the run directory."""
+    gpu = host.gpus[0] if host.gpus else None
+    arch = (gpu.arch or gpu.name) if gpu is not None else ""
+    try:
+        rows = workload_metric.record(manifest, ctx.run_dir, ctx.model, request.perf, arch)
+    except (GpuscopeError, OSError) as error:  # the command's exit code matters more
+        manifest.warnings.append(f"perf.csv not written: {error}")
+        rows = []
+    manifest.files = list_files(ctx.run_dir)
+    manifest.write()
+    return rows
 
 
 def _context(request: RunRequest, host: HostInfo, env: Mapping[str, str] | None) -> RunContext:
@@ -185,6 +207,7 @@ def _platform() -> str:
 class _Job:
     kill_after_s: float
     gpu_processes: Query
+    capture: bool = True
 
 
 def _gpu_query(vendor: str | None) -> Query:
@@ -201,7 +224,7 @@ def _run_recorded(
     started = time.monotonic()
     try:
         with deferred_signals(signals):
-            child = _run_stack(planned, ctx, manifest, signals, job.kill_after_s)
+            child = _run_stack(planned, ctx, manifest, signals, job)
             if child is not None:
                 marker = f"{aftermath.MARKER}={manifest.env[aftermath.MARKER]}"
                 aftermath.record(manifest, ctx.notes, child, marker, job.gpu_processes)
@@ -227,7 +250,7 @@ def _run_stack(
     ctx: RunContext,
     manifest: Manifest,
     signals: Signals,
-    kill_after_s: float,
+    job: _Job,
 ) -> ChildResult | None:
     with ExitStack() as stack:
         stack.callback(ctx.notes.run_deferred)  # registered first: runs after every teardown
@@ -241,7 +264,7 @@ def _run_stack(
         if signals.pending_stop():
             return None
         argv = _spawnable(composition.argv, env)
-        return _run_marked(argv, env, layers, signals, manifest, kill_after_s)
+        return _run_marked(argv, env, layers, signals, manifest, job)
 
 
 def _child_env(ctx: RunContext, composition: Composition) -> dict[str, str]:
@@ -280,17 +303,20 @@ def _run_marked(
     layers: Sequence[Layer],
     signals: Signals,
     manifest: Manifest,
-    kill_after_s: float,
+    job: _Job,
 ) -> ChildResult:
     tee: dict[str, list[Path]] = {}
     for layer in layers:
         for stream, path in layer.tee.items():
             tee.setdefault(stream, []).append(path)
+    if job.capture:  # a log per stream: two streams in one file would tear each other's lines
+        for stream, name in workload_metric.LOG_NAMES.items():
+            tee.setdefault(stream, []).append(Path(manifest.run_dir) / name)
     _mark(layers, "workload_start")
     try:
         started = lambda pid: _started(manifest, pid)  # noqa: E731
         marker = f"{aftermath.MARKER}={env[aftermath.MARKER]}"
-        return run_child(argv, env, signals, started, tee, kill_after_s, marker)
+        return run_child(argv, env, signals, started, tee, job.kill_after_s, marker)
     finally:
         _mark(layers, "workload_end")
 

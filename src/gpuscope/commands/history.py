@@ -1,0 +1,346 @@
+"""`gpuscope history list|show|trend|export|import`: the results kept by `--record`.
+
+gpuscope history list                          # workloads: results, first, last, metrics
+gpuscope history list resnet50 --json -        # its results
+gpuscope history show resnet50                 # its latest result in full (or a result id)
+gpuscope history trend resnet50 --metric samples_per_second --html trend.html
+gpuscope history export -o history.parquet     # CSV, Parquet or madengine perf.csv
+gpuscope history import perf.csv report.json   # madengine perf.csv, gpuscope JSON reports
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.commands._record import DB_HELP
+
+if TYPE_CHECKING:
+    from gpuscope.history.model import Result
+    from gpuscope.history.store import Store
+
+HELP = "the history of recorded results: list, show, trend, export, import"
+LIST_SCHEMA = "gpuscope.history-list/1"
+RESULT_SCHEMA = "gpuscope.history-result/1"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = __doc__.split("\n", 2)[2] if __doc__ else None
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="URL", help=DB_HELP)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
+    )
+    listing = sub.add_parser("list", parents=[common], help="workloads, or one's results")
+    listing.add_argument("workload", nargs="?", help="list this workload's results")
+    listing.add_argument(
+        "--limit",
+        type=int,
+        default=50,
+        metavar="N",
+        help="results shown, newest first (default 50)",
+    )
+    listing.add_argument("--tag", metavar="TAG", help="only results with this tag")
+    listing.add_argument("--json", metavar="FILE", help=f"write {LIST_SCHEMA} (- : stdout)")
+    show = sub.add_parser("show", parents=[common], help="one result in full")
+    show.add_argument("which", metavar="ID|WORKLOAD", help="a result id, or a workload (latest)")
+    show.add_argument("--json", metavar="FILE", help=f"write {RESULT_SCHEMA} (- : stdout)")
+    trend = sub.add_parser("trend", parents=[common], help="a metric over time")
+    trend.add_argument("workload")
+    trend.add_argument("--metric", required=True, metavar="NAME")
+    trend.add_argument(
+        "--limit", type=int, default=200, metavar="N", help="the last N results (default 200)"
+    )
+    trend.add_argument("--html", metavar="FILE", help="write a page with an inline SVG plot")
+    trend.add_argument("--png", metavar="FILE", help="write a PNG plot (needs matplotlib)")
+    export = sub.add_parser("export", parents=[common], help="every metric as CSV / Parquet")
+    export.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="CSV (- : stdout), .parquet (needs pyarrow) or perf.csv",
+    )
+    export.add_argument(
+        "--format",
+        choices=("csv", "parquet", "perf.csv"),
+        help="default: from the file name (.parquet, perf.csv), else csv",
+    )
+    export.add_argument("--workload", metavar="NAME", help="only this workload")
+    imported = sub.add_parser(
+        "import", parents=[common], help="madengine perf.csv or gpuscope JSON reports"
+    )
+    imported.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="perf.csv, a report (analysis, bench, libperf, counters) or a "
+        "run directory / its manifest.json",
+    )
+    imported.add_argument("--workload", metavar="NAME", help="the workload (default: per row)")
+    imported.add_argument("--commit", metavar="SHA", help="the commit they measured")
+    imported.add_argument("--tag", action="append", default=[], metavar="TAG")
+
+
+def main(args: argparse.Namespace) -> int:
+    from gpuscope.errors import ConfigError
+
+    if args.action is None:
+        raise ConfigError("give an action: list, show, trend, export or import")
+    return int(_ACTIONS[args.action](args))
+
+
+def _open(args: argparse.Namespace, create: bool = False) -> Store:
+    """The store; a SQLite file that does not exist is an error unless `create` (import): a
+    command that only reads does not leave an empty database behind."""
+    from gpuscope.history.sql import default_url, sqlite_path
+    from gpuscope.history.store import Store
+
+    url = str(args.db or default_url())
+    path = sqlite_path(url)
+    if not create and path is not None and not path.is_file():
+        from gpuscope.errors import InputError
+
+        raise InputError(f"--db {url}: no such database (record results with --record first)")
+    return Store.open(url)
+
+
+def _db_file(args: argparse.Namespace) -> list[str]:
+    """The SQLite file, an input no output may overwrite."""
+    from gpuscope.history.sql import default_url, sqlite_path
+
+    path = sqlite_path(str(args.db or default_url()))
+    return [str(path)] if path is not None else []
+
+
+# -- list / show ---------------------------------------------------------------------------
+
+
+def _list(args: argparse.Namespace) -> int:
+    from gpuscope.commands._output import check, stdout_wanted, write_json
+
+    check(args, _db_file(args))
+    quiet = stdout_wanted(args, "json")
+    with _open(args) as store:
+        if args.workload:
+            results = store.latest(args.workload, limit=args.limit, tag=args.tag)
+            if not results and not store.has_workload(args.workload):
+                from gpuscope.errors import InputError
+
+                raise InputError(f"no workload {args.workload!r} in {store.url}")
+            data: dict[str, Any] = {
+                "schema": LIST_SCHEMA,
+                "db": store.url,
+                "workload": args.workload,
+                "results": [r.to_dict() for r in results],
+            }
+            lines = _result_lines(results)
+        else:
+            workloads = store.workloads()
+            data = {
+                "schema": LIST_SCHEMA,
+                "db": store.url,
+                "workloads": [w.to_dict() for w in workloads],
+            }
+            lines = [
+                f"{w.name:30} {w.results:>7} results  {w.first or '-':24} → "
+                f"{w.last or '-':24}  {', '.join(w.metrics[:4])}"
+                for w in workloads
+            ]
+            lines = lines or [f"no results in {store.url} yet (record some with --record)"]
+    if args.json:
+        write_json(args.json, data)
+    if not quiet:
+        _print(lines)
+    return 0
+
+
+def _result_lines(results: list[Result]) -> list[str]:
+    lines = []
+    for r in results:
+        c = r.context
+        shown = ", ".join(f"{m.name} {m.value:.6g}" for m in r.metrics[:3])
+        commit = (c.commit or "-")[:10] + ("+" if c.dirty else "")
+        lines.append(f"#{r.id:<7} {c.recorded_at:24} {commit:11} {r.kind:10} {shown}")
+    return lines or ["no results"]
+
+
+def _show(args: argparse.Namespace) -> int:
+    from gpuscope.commands._output import check, stdout_wanted, write_json
+    from gpuscope.errors import InputError
+
+    check(args, _db_file(args))
+    quiet = stdout_wanted(args, "json")
+    with _open(args) as store:
+        if args.which.isdigit():
+            result = store.get(int(args.which))
+        else:
+            found = store.latest(args.which, limit=1)
+            result = found[0] if found else None
+        if result is None:
+            raise InputError(f"no result or workload {args.which!r} in {store.url}")
+    if args.json:
+        write_json(args.json, {"schema": RESULT_SCHEMA, **result.to_dict()})
+    if not quiet:
+        _print(_describe(result))
+    return 0
+
+
+def _describe(result: Result) -> list[str]:
+    c = result.context.to_dict()
+    lines = [f"result #{result.id} of {result.workload} ({result.kind})"]
+    for key, value in c.items():
+        if value not in (None, "", [], {}):
+            lines.append(f"  {key:17} {value}")
+    if result.source:
+        lines.append(f"  {'source':17} {result.source}")
+    lines.append("metrics:")
+    for m in result.metrics:
+        better = "lower" if m.direction == "lower" else "higher"
+        extra = ""
+        if m.samples:
+            ordered = sorted(m.samples)
+            extra = f"  ({len(ordered)} samples, min {ordered[0]:.6g}, max {ordered[-1]:.6g})"
+        lines.append(f"  {m.name:30} {m.value:.6g} {m.unit}  [{better} is better]{extra}")
+    return lines
+
+
+# -- trend ------------------------------------------------------------------------------------
+
+
+def _trend(args: argparse.Namespace) -> int:
+    from gpuscope.commands._output import check, write_text
+    from gpuscope.history import trend
+    from gpuscope.output import writing
+
+    check(args, _db_file(args), {"--png": args.png})
+    with _open(args) as store:
+        points = trend.series(store, args.workload, args.metric, args.limit)
+    if args.html:
+        write_text(args.html, trend.html(points, args.workload, args.metric))
+    if args.png:
+        with writing(args.png) as path:
+            trend.png(points, path, args.workload, args.metric)
+    if not any(_stdout(t) for t in (args.html, args.png)):
+        _print(trend.summary_lines(points, args.workload, args.metric))
+    return 0
+
+
+# -- export / import --------------------------------------------------------------------------
+
+
+def _export(args: argparse.Namespace) -> int:
+    from gpuscope.commands._output import check, shown_as, write_text
+    from gpuscope.history import transfer
+    from gpuscope.output import writing
+
+    check(args, _db_file(args), {"-o": args.output})
+    kind = args.format or _format_of(args.output)
+    with _open(args) as store:
+        if args.workload and not store.has_workload(args.workload):
+            from gpuscope.errors import InputError
+
+            raise InputError(f"no workload {args.workload!r} in {store.url}")
+        results = store.all_results(args.workload)
+        if kind == "parquet":
+            with writing(args.output) as path:
+                transfer.to_parquet(results, path)
+        elif kind == "perf.csv":
+            from gpuscope.tools import perfcsv
+
+            perfcsv.write(args.output, transfer.to_perf_rows(results))
+        else:
+            write_text(args.output, transfer.to_csv(results))
+    if not _stdout(args.output):
+        print(f"wrote {shown_as(args.output)}", file=sys.stderr)
+    return 0
+
+
+def _format_of(target: str) -> str:
+    name = Path(target).name
+    if name.endswith(".parquet"):
+        return "parquet"
+    return "perf.csv" if name == "perf.csv" or name.endswith(".perf.csv") else "csv"
+
+
+def _import(args: argparse.Namespace) -> int:
+    results, notes = [], []
+    for name in args.files:
+        found, note = _read_import(Path(name), args)
+        results += found
+        notes += [note] if note else []
+    with _open(args, create=True) as store:
+        ids = store.add_many(results)
+        where = store.url
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    workloads = sorted({r.workload for r in results})
+    print(
+        f"imported {len(ids)} results of {len(workloads)} workloads into {where}", file=sys.stderr
+    )
+    return 0
+
+
+def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    """The results of one file (perf.csv by its header, a JSON report by its schema)."""
+    import json
+
+    from gpuscope.errors import InputError
+    from gpuscope.history import transfer
+
+    if path.is_dir() and (path / "manifest.json").is_file():
+        path = path / "manifest.json"
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).lstrip()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    if not head.startswith(b"{"):
+        return _read_perf_csv(path, args)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: not JSON ({error})") from None
+    try:
+        result = transfer.from_report(
+            report, path, workload=args.workload, tags=args.tag, commit=args.commit
+        )
+    except InputError as error:
+        raise InputError(f"{path}: {error}") from None
+    return [result], None
+
+
+def _read_perf_csv(path: Path, args: argparse.Namespace) -> tuple[list[Result], str | None]:
+    from gpuscope.history import transfer
+    from gpuscope.tools import perfcsv
+    from gpuscope.tools.performance import direction_of
+
+    found = perfcsv.read(path)
+    when = transfer._mtime(path)
+    results, skipped = transfer.from_perf_rows(
+        found, direction_of, when, f"import {path}", args.workload, args.tag, args.commit
+    )
+    note = f"{path}: {skipped} rows without a performance value left out" if skipped else None
+    return results, note
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _stdout(target: str | None) -> bool:
+    from gpuscope.output import is_stdout
+
+    return is_stdout(target)
+
+
+def _print(lines: list[str]) -> None:
+    from gpuscope.text import printable
+
+    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
+
+
+_ACTIONS = {"list": _list, "show": _show, "trend": _trend, "export": _export, "import": _import}

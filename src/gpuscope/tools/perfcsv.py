@@ -1,0 +1,201 @@
+"""madengine's `perf.csv`: its header and column order, rows for a run, a locked append to a
+shared file, and reading one back (`gpuscope history import`).
+
+The header is madengine's `PERF_CSV_HEADER` (madengine/reporting/update_perf_csv.py): 29 columns
+from `model` to `additional_docker_run_options`; a `multiple_results` row's other columns follow
+them, as madengine adds them. `status` is `SUCCESS` only when the command exited 0 *and* the
+row has a performance value (madengine: a performance value and no error in the log).
+
+Appending to a shared file (`gpuscope run --perf-csv PATH`, many runs at once): the file is
+locked (`flock`) for the whole append, so rows of two runs never interleave or tear; when the
+file's header lacks a column of the new rows, the file is rewritten whole (the safe writer:
+beside it, then renamed) under the same lock, and a writer that waited on the replaced file
+notices the rename and starts again on the new one. madengine's own writer rewrites the file
+without a lock: do not let it write the same file at the same moment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from gpuscope import output
+from gpuscope.errors import InputError
+
+HEADER = (
+    "model",
+    "n_gpus",
+    "nnodes",
+    "gpus_per_node",
+    "training_precision",
+    "pipeline",
+    "args",
+    "tags",
+    "docker_file",
+    "base_docker",
+    "docker_sha",
+    "docker_image",
+    "git_commit",
+    "machine_name",
+    "deployment_type",
+    "launcher",
+    "gpu_architecture",
+    "performance",
+    "metric",
+    "relative_change",
+    "status",
+    "build_duration",
+    "test_duration",
+    "dataname",
+    "data_provider_type",
+    "data_size",
+    "data_download_duration",
+    "build_number",
+    "additional_docker_run_options",
+)
+FILE_NAME = "perf.csv"
+SUCCESS, FAILURE = "SUCCESS", "FAILURE"
+
+Row = Mapping[str, str]
+
+
+def status(exit_code: int | None, performance: str | None) -> str:
+    """SUCCESS when the command exited 0 and there is a performance value, else FAILURE."""
+    has_value = bool(performance and performance.strip() and performance.strip() != "N/A")
+    return SUCCESS if exit_code == 0 and has_value else FAILURE
+
+
+def columns(rows: Sequence[Row]) -> list[str]:
+    """madengine's header, then any other column of `rows` in first-seen order."""
+    extra = [k for row in rows for k in row if k not in HEADER]
+    return [*HEADER, *dict.fromkeys(extra)]
+
+
+def encode(
+    rows: Sequence[Row], header: Sequence[str] | None = None, with_header: bool = True
+) -> str:
+    """`rows` as CSV text in `header`'s column order (missing cells empty)."""
+    header = list(header or columns(rows))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if with_header:
+        writer.writerow(header)
+    for row in rows:
+        writer.writerow([row.get(name, "") for name in header])
+    return buffer.getvalue()
+
+
+def write(target: output.Target, rows: Sequence[Row]) -> None:
+    """A whole perf.csv (the run directory's)."""
+    output.write(target, encode(rows).encode("utf-8"))
+
+
+def append(target: output.Target, rows: Sequence[Row]) -> None:
+    """Append `rows` to a shared perf.csv, creating it with madengine's header; locked."""
+    if not rows:
+        return
+    if output.is_stdout(target) or _not_a_file(Path(target)):
+        output.write(target, encode(rows).encode("utf-8"))
+        return
+    path = Path(os.path.realpath(target))
+    try:
+        with _locked(path) as fd:
+            _append_locked(path, fd, rows)
+    except OSError as error:
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(target)}: cannot append ({error.strerror or error})"
+        ) from None
+
+
+def _not_a_file(path: Path) -> bool:
+    try:
+        import stat
+
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[int]:
+    """The file at `path`, opened and locked; reopened when another writer replaced it while
+    this one waited for the lock."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, path):
+                yield fd
+                return
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
+    text = _read_fd(fd)
+    if not text.strip():
+        _write_all(fd, encode(rows))
+        return
+    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
+    header = [h.strip() for h in header]
+    wanted = columns(rows)
+    if all(name in header for name in wanted if any(row.get(name) for row in rows)):
+        lead = "" if text.endswith("\n") else "\n"
+        _write_all(fd, lead + encode(rows, header, with_header=False))
+        return
+    merged = [*header, *(name for name in wanted if name not in header)]
+    old = list(csv.DictReader(io.StringIO(text)))
+    output.write(path, encode([*old, *rows], merged).encode("utf-8"))
+
+
+def _read_fd(fd: int) -> str:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _write_all(fd: int, text: str) -> None:
+    data = text.encode("utf-8")
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    """The rows of a perf.csv (header names stripped, as madengine reads them). InputError when
+    it is not one (no `model`, `performance` and `metric` columns)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    missing = [c for c in ("model", "performance", "metric") if c not in header]
+    if missing:
+        raise InputError(
+            f"{path}: not a madengine perf.csv (no {', '.join(missing)} column; its header "
+            f"starts {','.join(header[:4]) or '(empty)'})"
+        )
+    rows = []
+    for cells in reader:
+        if any(c.strip() for c in cells):
+            rows.append(dict(zip(header, cells, strict=False)))
+    return rows
