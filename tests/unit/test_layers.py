@@ -33,7 +33,7 @@ TIERS: tuple[tuple[str, ...], ...] = (  # lowest first
     ("trace", "timing", "samplers", "libtrace"),  # layer 2
     ("analysis", "report"),  # layer 3
     ("ranks", "diff", "counters", "export", "frames"),  # layer 4
-    ("tools", "capture", "libperf"),  # layer 5
+    ("tools", "capture", "libperf", "history"),  # layer 5
     ("commands", "notebook"),  # layer 6: the interfaces (command line, IPython)
     ("cli",),  # layer 6
     ("__main__",),  # layer 6

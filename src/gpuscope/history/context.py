@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpuscope import __version__
+from gpuscope._version import __version__
 from gpuscope.history.model import Context
 
 _GIT_TIMEOUT_S = 5.0
