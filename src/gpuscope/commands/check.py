@@ -146,9 +146,12 @@ def _headline(outcome: Outcome) -> str:
 def _reference_text(outcome: Outcome) -> str:
     commits = [c for c in dict.fromkeys(_commit(r) for r in outcome.reference) if c != "-"]
     shown = ", ".join(commits[:3]) + (f" … ({len(commits)} commits)" if len(commits) > 3 else "")
-    n = len(outcome.reference)
+    n, against = len(outcome.reference), outcome.against
+    if against.kind == "window" and n < against.n:  # not "the previous 10 results (6 results)"
+        where = f"the {n} result{'s' if n != 1 else ''} before it (window of {against.n})"
+        return f"{where}; {shown or 'no commit recorded'}"
     return (
-        f"{outcome.against.describe()} ({n} result{'s' if n != 1 else ''}; {shown or 'no commit'})"
+        f"{against.describe()} ({n} result{'s' if n != 1 else ''}; {shown or 'no commit recorded'})"
     )
 
 
