@@ -10,6 +10,7 @@ metadata: nothing heavy is imported).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -81,8 +82,8 @@ def collect(
         gpu_model=_gpu_model(host),
         gpu_count=len(host.gpus) if host is not None and host.gpus else None,
         driver=host.driver if host is not None else None,
-        rocm=_version_of(runtime, "ROCm") or _rocm_env(env),
-        cuda=_version_of(runtime, "CUDA"),
+        rocm=_version_of(runtime, "ROCm") or _rocm_env(env) or torch_build("hip"),
+        cuda=torch_build("cuda") or _version_of(runtime, "CUDA"),
         torch=package_version("torch"),
         gpuscope_version=__version__,
         tags=tuple(dict.fromkeys(t.strip() for t in tags if t.strip())),
@@ -137,6 +138,26 @@ def _rocm_env(env: Mapping[str, str]) -> str | None:
         return info.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
+
+
+def torch_build(runtime: str) -> str | None:
+    """The CUDA (`cuda`) or HIP (`hip`) version PyTorch was built with — the libraries a PyTorch
+    workload runs on — read from torch/version.py without importing torch (seconds); None
+    without torch or for the other vendor's build."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            text = (Path(folder) / "version.py").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        found = re.search(rf"^{runtime}\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        return found.group(1) if found else None
+    return None
 
 
 def package_version(name: str) -> str | None:
