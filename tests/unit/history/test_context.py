@@ -41,8 +41,8 @@ def test_the_cuda_torch_was_built_with_is_read_without_importing_it(fake_torch: 
 
 def test_a_rocm_build_names_its_hip(fake_torch: Path) -> None:
     text = VERSION_PY.replace("cuda: Optional[str] = '13.0'", "cuda: Optional[str] = None")
-    (fake_torch / "version.py").write_text(text.replace("hip: Optional[str] = None",
-                                                        "hip: Optional[str] = '6.4.43482'"))  # fmt: skip
+    text = text.replace("hip: Optional[str] = None", "hip: Optional[str] = '6.4.43482'")
+    (fake_torch / "version.py").write_text(text)
     assert context.torch_build("hip") == "6.4.43482" and context.torch_build("cuda") is None
 
 
