@@ -102,10 +102,13 @@ def _table(block: Table, width: int) -> RichTable:
     )  # fmt: skip
     names = _name_columns(block)
     name_width = _name_width(block, numeric, shown, names, width)
+    whole = sum(max(len(block.headers[i]), _natural(block, i)) if numeric[i] else
+                _natural(block, i) for i in shown) + GAP * (len(shown) - 1)  # fmt: skip
+    stacked = whole > width
     for i in shown:
         right = numeric[i]
         table.add_column(
-            block.headers[i], justify="right" if right else "left",
+            _header(block, i, stacked and right), justify="right" if right else "left",
             no_wrap=right or i in names, overflow="fold",
         )  # fmt: skip
     columns = {i: _column_text(block, i, name_width) for i in shown}
@@ -137,8 +140,17 @@ def _column_text(block: Table, i: int, name_width: int) -> list[str]:
 
 
 def _natural(block: Table, i: int) -> int:
+    """The column's width with its header's words stacked where it needs them (`_header`)."""
     words = [len(w) for w in block.headers[i].split()] or [0]
     return max([*words, *(len(r[i].text) for r in block.rows if i < len(r))])
+
+
+def _header(block: Table, i: int, stacked: bool) -> str:
+    """A header as drawn: a number column does not wrap (its cells must not), so where the table
+    is short of room its header's words go one per line ("kernel" over "time") instead of
+    taking a wrapping text column's width."""
+    header = block.headers[i]
+    return "\n".join(header.split()) if stacked else header
 
 
 def _name_width(

@@ -31,3 +31,25 @@ def test_a_narrow_terminal_drops_the_highest_ranked_optional_columns_first() -> 
 
 def test_columns_that_are_not_optional_are_never_dropped() -> None:
     assert _fitting_columns(_table(), _table().numeric, 10) == [0, 1, 4, 5]
+
+
+def test_number_headers_stack_so_a_text_column_is_not_cut_mid_word() -> None:
+    """The compact table of many traces at 80 columns: 'startup-bound' was drawn as 'startup-b' /
+    'ound' because the unwrapped 'kernel time' and 'GPU busy' headers took its room."""
+    from rich.console import Console
+
+    from gpuscope.report.terminal import _table as draw
+
+    headers = ("trace", "kernel time", "GPU busy", "util", "verdict", "findings")
+    row = (Cell("1. amd-docs-rocm7-2025-08", code=True), Cell("141 µs"), Cell("470 µs"),
+           Cell("0.0%"), Cell("startup-bound"), Cell("1"))  # fmt: skip
+    table = Table(headers, (row,), (False, True, True, True, False, True))
+    console = Console(width=80, record=True, color_system=None)
+    console.print(draw(table, 80))
+    lines = console.export_text().splitlines()
+    assert any("startup-bound" in line for line in lines), lines
+    assert any(line.split()[:2] == ["kernel", "GPU"] for line in lines), lines  # stacked
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    wide = Console(width=200, record=True, color_system=None)
+    wide.print(draw(table, 200))
+    assert "kernel time" in wide.export_text()  # room enough: one line of headers
