@@ -153,9 +153,17 @@ def host_after_sync(p: Program) -> str:
         "cuda-cpp": "the cudaDeviceSynchronize / cudaStreamSynchronize",
         "hip-cpp": "the hipDeviceSynchronize / hipStreamSynchronize",
     }.get(p.kind, "the blocking call")
+    work = {  # what a program of that kind does on its host between two steps
+        "pytorch": "the host calls and operators in those gaps: data loading, Python "
+        "bookkeeping, logging",
+        "jax": "the Python between jitted calls: data loading, metrics, logging",
+        "cuda-cpp": "the host code between the sync and the next launch: CPU loops over the "
+        "results, I/O, MPI calls, allocations",
+        "hip-cpp": "the host code between the sync and the next launch: CPU loops over the "
+        "results, I/O, MPI calls, allocations",
+    }.get(p.kind, "the host calls in those gaps")
     return (
-        "Find the host work that runs after each sync (the host calls and operators in those "
-        "gaps: data loading, Python bookkeeping, logging): shorten it or move it off the "
+        f"Find the host work that runs after each sync ({work}): shorten it or move it off the "
         f"critical path, and launch the next step's GPU work before {sync} so that the host "
         "work overlaps the GPU instead of following it."
     )
