@@ -59,10 +59,15 @@ def _jax_launch(p: Program) -> str:
 
 
 def _ggml_launch(p: Program) -> str:
+    graphs = (  # llama.cpp builds CUDA graphs by default; HIP graphs only when asked for
+        "as HIP graphs (build with -DGGML_HIP_GRAPHS=ON: off by default, experimental)"
+        if p.vendor == "amd"
+        else f"as {p.graphs} (built by default, used for single-sequence decode; "
+        "GGML_CUDA_DISABLE_GRAPHS must stay unset)"
+    )
     return (
         "llama.cpp launches many small kernels per token: keep every layer on the GPU "
-        f"(-ngl 99), let it replay each token's kernels as {p.graphs} (on by default for "
-        "single-sequence decode; GGML_CUDA_DISABLE_GRAPHS must stay unset), raise the batch "
+        f"(-ngl 99), let it replay each token's kernels {graphs}, raise the batch "
         "sizes for prompt processing (-b, -ub) and enable flash attention (-fa)."
     )
 
@@ -264,7 +269,13 @@ def profile_shapes(p: Program) -> str:
         return "Profile with record_shapes=True"
     if p.is_("jax"):
         return "Read the XLA ops' shapes from the profile's hlo_op metadata (xplane.pb)"
-    return "Collect counters (ncu / rocprofv3 --pmc) for the GEMM kernels"
+    if p.is_("ggml"):
+        return (
+            "Measure the matmuls' rate with llama-bench (prompt processing -p 512 and generation "
+            "-n 128, at several -ub) and compare it with the GPU's peak for the quantization type"
+        )
+    tool = {"nvidia": "ncu", "amd": "rocprofv3 --pmc"}.get(p.vendor, "ncu / rocprofv3 --pmc")
+    return f"Collect counters ({tool}) for the GEMM kernels"
 
 
 def gemm_tuning(p: Program) -> str:
@@ -279,6 +290,16 @@ def gemm_tuning(p: Program) -> str:
         return (
             "let XLA autotune them (XLA_FLAGS=--xla_gpu_autotune_level=4), pad dimensions to "
             "multiples of 64, fuse projections (one QKV matmul instead of three)"
+        )
+    if p.is_("ggml"):
+        blas = "hipBLAS" if p.vendor == "amd" else "cuBLAS"
+        return (
+            "compare llama.cpp's two matmul paths on this GPU: its own quantized kernels "
+            f"(mul_mat_q, MMQ) against dequantization + {blas} (build with "
+            "-DGGML_CUDA_FORCE_MMQ=ON or -DGGML_CUDA_FORCE_CUBLAS=ON; the HIP build takes the "
+            "same options), try larger "
+            "physical batches for prompt processing (-ub 1024 / 2048) and a quantization type "
+            "whose kernels suit this GPU (Q4_0 / Q8_0 against the K-quants)"
         )
     return (
         "ask the BLAS library for more candidate algorithms and time them (cublasLtMatmulAlgo"

@@ -141,3 +141,77 @@ def test_unified_memory_migrations_are_their_own_finding() -> None:
     um = found["unified-memory"]
     assert um["cause"] == "unified-memory" and "cudaMemPrefetchAsync" in um["action"]
     assert um["evidence"]["migrations"] == 1792
+
+
+# rocprof v1's kernel trace (results.csv) as it records llama.cpp's HIP backend on an RDNA4 GPU:
+# its header and ggml's kernel names (github.com/JoursBleu/llama.cpp @ cc6b8528, where the
+# quantized matmul held 90 % of 662 ms of kernel time; the file is not under ../shared)
+ROCPROF_V1_HEADER = (
+    '"Index","KernelName","gpu-id","queue-id","queue-index","pid","tid","grd","wgr","lds","scr",'
+    '"arch_vgpr","accum_vgpr","sgpr","wave_size","sig","obj","DispatchNs","BeginNs","EndNs",'
+    '"CompleteNs","DurationNs"'
+)
+ARGS = "(char const*, int const*, int const*, int const*, float*, float*, int, int, int)"
+LLAMA_KERNELS = (  # name, grd (work-items), wgr, duration (ns)
+    (f"void mul_mat_q<(ggml_type)2, 128, false>{ARGS} [clone .kd]", 32768, 256, 1_000_000),
+    (
+        "void quantize_mmq_q8_1<(mmq_q8_1_ds_layout)1>(float const*, int const*, void*, long) "
+        "[clone .kd]",
+        524288,
+        128,
+        12_000,
+    ),
+    (
+        "void soft_max_f32<true, 512, 512, float>(float const*, float const*, float*, "
+        "soft_max_params) [clone .kd]",
+        8388608,
+        512,
+        40_000,
+    ),
+    (
+        "void rms_norm_f32<1024, true, false>(float const*, float*, int, long, long, long, float) "
+        "[clone .kd]",
+        524288,
+        1024,
+        25_000,
+    ),
+)
+
+
+def test_llama_cpp_is_told_by_its_kernels_and_advised_in_its_own_options(tmp_path: Path) -> None:
+    """The issue's case: llama.cpp's quantized matmul (mul_mat_q, 90 % of kernel time) was
+    "other" with a GEMM share of 1 %, and the advice spoke of BLAS heuristics and torch."""
+    rows, t = [ROCPROF_V1_HEADER], 769537349987029
+    for _ in range(20):
+        for name, grd, wgr, dur in LLAMA_KERNELS:
+            i = len(rows) - 1
+            times = f"{t - 30_000},{t},{t + dur},{t + dur + 2000},{dur}"
+            rows.append(f'{i},"{name}",2,0,{i},2375942,2375942,{grd},{wgr},0,0,64,0,128,32,'
+                        f'"0x0","0x7099e4d469c0",{times}')  # fmt: skip
+            t += dur + 50_000  # no host API trace: the gaps' cause is unknown
+    (tmp_path / "results.csv").write_text("\n".join(rows) + "\n")
+    report = gpuscope.analyze(str(tmp_path / "results.csv")).to_dict()
+    assert report["program"]["kind"] == "ggml" and report["program"]["label"] == "llama.cpp (ggml)"
+    assert report["program"]["evidence"]["example_kernel"].startswith("void mul_mat_q<")
+    assert report["gemm_share"] > 0.9  # mul_mat_q is a GEMM, not "other"
+    heavy = next(f for f in report["findings"] if f["id"] == "gemm-heavy")
+    assert "llama-bench" in heavy["action"] and "GGML_CUDA_FORCE_MMQ" in heavy["action"]
+    assert "hipBLAS" in heavy["action"]  # an AMD trace: the HIP build's BLAS
+    for finding in report["findings"]:
+        assert not PYTORCH_WORDS.search(finding["action"]), finding["action"]
+        assert (
+            "Heuristic" not in finding["action"]
+        )  # no BLAS algorithm search for ggml's own kernels
+
+
+def test_llama_cpp_graphs_are_built_by_default_on_cuda_and_asked_for_on_hip() -> None:
+    """llama.cpp's CMake: GGML_CUDA_GRAPHS defaults on; GGML_HIP_GRAPHS is off ("experimental")."""
+    from gpuscope.analysis import advice
+    from gpuscope.analysis.program import Program
+
+    nvidia, amd = Program("ggml", vendor="nvidia"), Program("ggml", vendor="amd")
+    assert "GGML_CUDA_DISABLE_GRAPHS must stay unset" in advice.host_launch(nvidia, True)
+    assert "-DGGML_HIP_GRAPHS=ON" in advice.host_launch(amd, True)
+    assert "cuBLAS" in advice.gemm_tuning(nvidia) and "hipBLAS" in advice.gemm_tuning(amd)
+    assert "rocprofv3 --pmc" in advice.profile_shapes(Program("hip-cpp", vendor="amd"))
+    assert "ncu" in advice.profile_shapes(Program("cuda-cpp", vendor="nvidia"))
