@@ -48,8 +48,11 @@ _XLA = re.compile(
     r"^(?:loop_\w*fusion|input_\w*fusion|wrapped_\w+|gemm_fusion\w*|triton_gemm_\w+|"
     r"fusion(?:_\d+|\.\d+)?|\w+_fusion(?:_\d+)?|cutlass_gemm_fusion\w*)$"
 )
+# Julia's GPU stacks: array and context types in the kernel's signature; KernelAbstractions
+# kernels (`gpu_<name>`) take a CompilerMetadata first (mangled `16CompilerMetadataI…` as rocprof
+# v1 records AMDGPU.jl's names)
 _JULIA = re.compile(r"ROCDeviceArray|CuDeviceArray|ROCKernelContext|CuKernelContext|"
-                    r"KernelAbstractions|\bjulia_|GPUArrays|oneDeviceArray")  # fmt: skip
+                    r"KernelAbstractions|\bjulia_|GPUArrays|oneDeviceArray|CompilerMetadata")  # fmt: skip
 _ATEN_KERNEL = re.compile(
     r"\bat::(?:native|cuda|<unnamed>|\(anonymous namespace\))::|\bc10::(?:BFloat16|Half|complex)"
 )
