@@ -51,8 +51,10 @@ _XLA = re.compile(
 # Julia's GPU stacks: array and context types in the kernel's signature; KernelAbstractions
 # kernels (`gpu_<name>`) take a CompilerMetadata first (mangled `16CompilerMetadataI…` as rocprof
 # v1 records AMDGPU.jl's names)
-_JULIA = re.compile(r"ROCDeviceArray|CuDeviceArray|ROCKernelContext|CuKernelContext|"
-                    r"KernelAbstractions|\bjulia_|GPUArrays|oneDeviceArray|CompilerMetadata")  # fmt: skip
+_JULIA = re.compile(
+    r"ROCDeviceArray|CuDeviceArray|ROCKernelContext|CuKernelContext|KernelAbstractions|"
+    r"\bjulia_|GPUArrays|oneDeviceArray|CompilerMetadata"
+)
 _ATEN_KERNEL = re.compile(
     r"\bat::(?:native|cuda|<unnamed>|\(anonymous namespace\))::|\bc10::(?:BFloat16|Half|complex)"
 )

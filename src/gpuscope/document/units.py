@@ -94,6 +94,16 @@ def percent(share: float | None) -> str:
     return f"{share * 100:.1f}%"
 
 
+def excess(share: float | None) -> str:
+    """How far a value is above a reference, as `max / mean - 1`: `"+42.0%"` up to twice the
+    reference, then a ratio (`"3.51×"`), which reads better than `"+251.0%"`."""
+    if share is None:
+        return "—"
+    if share < 1:
+        return f"+{share * 100:.1f}%"
+    return f"{_three(share + 1)}×"
+
+
 def count(n: float | None) -> str:
     """`count(7160) == "7,160"`; floats keep up to two decimals."""
     if n is None:

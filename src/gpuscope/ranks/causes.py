@@ -127,9 +127,13 @@ class LateCause:
             )
         if self.kind == "more-compute":
             more = self.mine_ns / self.others_ns - 1 if self.others_ns else 0.0
+            how = (  # "1751% more" reads worse than "18.5 times as much"
+                f"{more:.0%} more {per} than {names.mean}" if more < 1
+                else f"{more + 1:.3g} times as much {per} as {names.mean}"
+            )  # fmt: skip
             return (
-                f"its GPU computes {more:.0%} more {per} than {names.mean} ({mine} against "
-                f"{others}): it has more work, or less efficient kernels"
+                f"its GPU computes {how} ({mine} against {others}): it has more work, or less "
+                "efficient kernels"
             )
         return (
             f"neither its compute nor its host's launch delays {per} exceed {names.means} by "

@@ -72,13 +72,7 @@ def straggler(job: Job, r: int) -> Finding:
     )
     if cause is not None:
         message += f" Cause: {cause.text(names)}."
-    action = (
-        f"Look at rank {rid}'s own report (`gpuscope analyze` on its trace) for what makes it "
-        "late: if its host launches late (after a sync, or between steps), move that host work "
-        "off the step (data loader workers, no per-step synchronize or .item(), CPU affinity); "
-        "if its GPU computes more, balance the work (sharding, uneven batches or sequence "
-        "lengths); late with neither points to its launch order or link."
-    )
+    action = _straggler_action(rid, cause, job, r)
     evidence = {
         "rank": rid,
         "last": int(waits.last[r]),
@@ -92,6 +86,45 @@ def straggler(job: Job, r: int) -> Finding:
     severity = "warning" if wait_share >= WAIT_WARNING else "info"
     return finding("rank-straggler", severity, message, action, evidence,
                    impact_ns=float(waits.caused_ns[r]), cause=_cause_class(cause))  # fmt: skip
+
+
+def _straggler_action(rid: int, cause: LateCause | None, job: Job, r: int) -> str:
+    """What to do about the late rank, for the cause found (the generic checklist without one)."""
+    own = f"rank {rid}'s own report (`gpuscope analyze` on its trace)"
+    kind = cause.kind if cause is not None else "unknown"
+    if kind == "after-sync":
+        return (
+            f"Find the host work that follows each step's blocking sync on rank {rid} (in {own}: "
+            "the host calls and operators in those gaps — data loading, logging, checkpointing, "
+            "a per-step read of a device value) and move it off the step or overlap it with the "
+            "GPU's work; drop the sync where nothing needs it."
+        )
+    if kind == "host-wait":
+        return (
+            f"Rank {rid}'s GPU waits for its host within the step: find what its host does "
+            f"before those launches (in {own}) — input loading (more loader workers, "
+            "prefetching), Python work between operators, a CPU shared with other processes "
+            "(pin the rank's threads: CPU affinity, fewer threads per rank)."
+        )
+    if kind == "more-compute":
+        peer = job.rank_ids[1 if r == 0 else 0]
+        return (
+            f"Balance the work: rank {rid}'s GPU has more to do — uneven shards, batches or "
+            "sequence lengths (pad or bucket them), or slower kernels on that rank; compare its "
+            f"kernels with another rank's (`gpuscope diff` on rank {peer}'s trace and rank "
+            f"{rid}'s)."
+        )
+    return (
+        f"Look at {own} for what makes it late: if its host launches late (after a sync, or "
+        "between steps), move that host work off the step (data loader workers, no per-step "
+        "host sync, CPU affinity); if its GPU computes more, balance the work (sharding, uneven "
+        "batches or sequence lengths); late with neither points to its launch order or link."
+    )
+
+
+def _signed(share: float) -> str:
+    """`+2.5%`, `-1.3%`, and `0.0%` for what rounds to zero (never `-0.0%`)."""
+    return "0.0%" if round(share * 100, 1) == 0 else f"{share:+.1%}"
 
 
 def _cause_class(cause: LateCause | None) -> str:
@@ -131,7 +164,7 @@ def _walls(job: Job, r: int) -> tuple[str, dict[str, Any]]:
         )
     else:
         text = (
-            f" Its step wall times are within {ratio.min():+.1%} … {ratio.max():+.1%} of "
+            f" Its step wall times are within {_signed(ratio.min())} … {_signed(ratio.max())} of "
             f"{others(job, r).means} over {len(job.steps)} steps: the waits even the steps "
             f"out, so every rank runs at rank {rid}'s pace."
         )
@@ -191,7 +224,7 @@ def imbalance(job: Job) -> Finding | None:
     r = int(np.argmax(compute))
     message = (
         f"compute is imbalanced across the {len(job.ranks)} ranks: rank {job.rank_ids[r]} "
-        f"computes {share:.0%} more than the mean ({time_ns(compute[r])} against {time_ns(mean)}; "
+        f"computes {_more(share)} ({time_ns(compute[r])} against {time_ns(mean)}; "
         f"warning at ≥ {IMBALANCE_WARNING:.0%}, reported at ≥ {IMBALANCE_INFO:.0%}); each "
         "synchronising collective waits for the busiest rank"
     )
@@ -362,3 +395,8 @@ def duplicate(job: Job) -> Finding | None:
 def _list(ids: list[int]) -> str:
     shown = ", ".join(str(i) for i in ids[:10])
     return shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def _more(share: float) -> str:
+    """`max / mean - 1` in words: "75% more than the mean", "3.55 times the mean"."""
+    return f"{share:.0%} more than the mean" if share < 1 else f"{share + 1:.3g} times the mean"

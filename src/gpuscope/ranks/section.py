@@ -104,9 +104,17 @@ def _verdicts(part: Part) -> Block | None:
     verdicts = [(r["rank"], r["verdict"]) for r in part["per_rank"] if r.get("verdict")]
     if not verdicts:
         return None
-    if len(verdicts) <= STEP_MATRIX_RANKS:
-        items = tuple((f"rank {rank}", f"{label(v)}: {v['reason']}") for rank, v in verdicts)
-        return Facts(items, "each rank's verdict, read with the job")
+    if len(verdicts) <= STEP_MATRIX_RANKS:  # ranks that read alike share one line
+        groups: dict[str, list[tuple[int, Part]]] = {}
+        for rank, v in verdicts:
+            groups.setdefault(label(v), []).append((rank, v))
+        lines: list[tuple[str, str]] = []
+        for name, members in groups.items():
+            (first, verdict), many = members[0], len(members) > 1
+            who = f"ranks {', '.join(str(r) for r, _ in members)}" if many else f"rank {first}"
+            said = f"{name}: {verdict['reason']}"
+            lines.append((who, f"{said} (rank {first}'s numbers; see the table)" if many else said))
+        return Facts(tuple(lines), "each rank's verdict, read with the job")
     counts: dict[str, list[int]] = {}
     for rank, v in verdicts:
         counts.setdefault(label(v), []).append(rank)
@@ -146,40 +154,44 @@ def _steps(part: Part) -> Table | None:
     if not steps:
         return None
     per_rank = steps["per_rank"]
-    if len(per_rank) <= STEP_MATRIX_RANKS:
-        headers = ("step", *(f"rank {r['rank']} wall / compute" for r in per_rank),
-                   "most compute")  # fmt: skip
-        rows = tuple(
-            (
-                Cell(name),
-                *(
-                    Cell(f"{fmt.duration(r['wall_us'][i])} / {fmt.duration(r['compute_us'][i])}")
-                    for r in per_rank
-                ),
-                Cell(
-                    f"rank {steps['most_compute_rank'][i]} "
-                    f"(+{fmt.percent(steps['compute_imbalance'][i])})"
-                ),
-            )
-            for i, name in enumerate(steps["names"])
-        )
-        return Table(headers, rows, (False, *([True] * (len(per_rank) + 1))), _step_caption(steps))
-    headers = ("step", "most compute", "compute max / mean")
+    names = steps["names"]
+    matrix = per_rank if len(per_rank) <= STEP_MATRIX_RANKS else []
+    headers = ("step", "wall min … max", "compute min … max", "most compute",
+               *(f"rank {r['rank']} wall / compute" for r in matrix))  # fmt: skip
     rows = tuple(
         (
             Cell(name),
-            Cell(str(steps["most_compute_rank"][i])),
-            Cell(f"+{fmt.percent(steps['compute_imbalance'][i])}"),
+            Cell(_span([r["wall_us"][i] for r in per_rank])),
+            Cell(_span([r["compute_us"][i] for r in per_rank])),
+            Cell(
+                f"rank {steps['most_compute_rank'][i]} "
+                f"({fmt.excess(steps['compute_imbalance'][i])})"
+            ),
+            *(
+                Cell(f"{fmt.duration(r['wall_us'][i])} / {fmt.duration(r['compute_us'][i])}")
+                for r in matrix
+            ),
         )
-        for i, name in enumerate(steps["names"])
+        for i, name in enumerate(names)
     )
-    return Table(headers, rows, (False, True, True), _step_caption(steps))
+    # a narrow terminal keeps the ranges and leaves out the per-rank columns, the last first
+    optional = (0, 0, 0, 0, *range(1, len(matrix) + 1))
+    numeric = (False, True, True, False, *([True] * len(matrix)))
+    return Table(headers, rows, numeric, _step_caption(steps), optional)
+
+
+def _span(values: Sequence[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    if not known:
+        return "—"
+    low, high = min(known), max(known)
+    return fmt.duration(low) if low == high else f"{fmt.duration(low)} … {fmt.duration(high)}"
 
 
 def _step_caption(steps: Part) -> str:
     return (
-        f"per step (matched by {steps['matched_by']}; most compute: the rank that computes "
-        "most in the step, and by how much over the mean)"
+        f"per step (matched by {steps['matched_by']}; min … max over the ranks; most compute: "
+        "the rank that computes most in the step, and by how much over the ranks' mean)"
     )
 
 
@@ -248,7 +260,8 @@ def _bandwidth(part: Part) -> Table | None:
         for b in rows_in
     )
     caption = "achieved bandwidth (nccl-tests formulas; GB/s = 1e9 B/s)"
-    return Table(headers, rows, (False, *([True] * 7)), caption)
+    optional = (0, 0, 2, 3, 0, 0, 0, 1)  # a narrow terminal leaves out calls, ranks, best busbw
+    return Table(headers, rows, (False, *([True] * 7)), caption, optional)
 
 
 def _gbs(value: float | None) -> str:
