@@ -57,12 +57,12 @@ def analyze(*paths: str | os.PathLike[str], **options: Any) -> AnalysisResult | 
     """
     from gpuscope.errors import InputError
     from gpuscope.frames import results
-    from gpuscope.trace.registry import find_sources
+    from gpuscope.trace.registry import find_sources, together
 
     _notebook_views()
     if not paths:
         raise InputError("analyze(): give at least one trace file or folder")
-    sources = [s for p in paths for s in find_sources(os.fspath(p))]
+    sources = together([s for p in paths for s in find_sources(os.fspath(p))])
     if len(sources) == 1:
         from gpuscope.analysis.analyze import analyze as _analyze
         from gpuscope.analysis.categories import load_rules
@@ -119,10 +119,11 @@ def analyze_counters(*paths: str | os.PathLike[str], arch: str | None = None,
     """
     from gpuscope.counters.analysis import analyse_counters
     from gpuscope.notebook import counters_result
-    from gpuscope.trace.registry import find_sources, read_source
+    from gpuscope.trace.registry import find_sources, read_source, together
 
     _notebook_views()
-    traces = [read_source(s) for p in paths for s in find_sources(os.fspath(p))]
+    found = together([s for p in paths for s in find_sources(os.fspath(p))])
+    traces = [read_source(s) for s in found]
     result: CountersResult = counters_result(analyse_counters(traces, arch, peaks, device))
     return result
 

@@ -141,7 +141,7 @@ def _find(args: argparse.Namespace) -> _Found:
     """Every path's sources; one path that fails raises, several are recorded and go on."""
     from gpuscope.errors import GpuscopeError
     from gpuscope.ranks.api import forget_heads
-    from gpuscope.trace.registry import find_sources
+    from gpuscope.trace.registry import find_sources, together
 
     found = _Found()
     for path in args.traces:
@@ -155,6 +155,7 @@ def _find(args: argparse.Namespace) -> _Found:
         found.failed += bad or []
         if len(args.traces) > 1:
             forget_heads()  # the first MiB of each file, cached: the workers read them anyway
+    found.sources = together(found.sources)  # one run's files named one by one: one trace
     return found
 
 

@@ -72,9 +72,9 @@ def main(args: argparse.Namespace) -> int:
 
 def _analyse(args: argparse.Namespace) -> int:
     from gpuscope.counters.analysis import analyse_counters
-    from gpuscope.trace.registry import find_sources, read_source
+    from gpuscope.trace.registry import find_sources, read_source, together
 
-    sources = [s for path in args.traces for s in find_sources(path)]
+    sources = together([s for path in args.traces for s in find_sources(path)])
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
     check(args, inputs)
     _tables.check_folders(args, inputs)

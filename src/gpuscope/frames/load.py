@@ -26,11 +26,11 @@ def load(*paths: str | os.PathLike[str]) -> TraceFrame | TraceSet:
     Returns a `TraceFrame` when they hold one trace, a `TraceSet` when several; `ReaderError`
     names a file that cannot be read."""
     from gpuscope.errors import InputError
-    from gpuscope.trace.registry import find_sources, read_source
+    from gpuscope.trace.registry import find_sources, read_source, together
 
     if not paths:
         raise InputError("load(): give at least one trace file or folder")
-    sources = [s for path in paths for s in find_sources(os.fspath(path))]
+    sources = together([s for path in paths for s in find_sources(os.fspath(path))])
     frames = [TraceFrame(read_source(source)) for source in sources]
     return frames[0] if len(frames) == 1 else TraceSet(frames)
 

@@ -30,13 +30,13 @@ def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15
     """One task per source found in `paths` (files or directories)."""
     from dataclasses import replace
 
-    from gpuscope.trace.registry import find_sources
+    from gpuscope.trace.registry import find_sources, together
 
-    found = []
+    sources = []
     for path in paths:
-        found += [replace(task_of(s, categories, top), report=report) for s in find_sources(path)]
+        sources += find_sources(path)
         forget_heads()
-    return found
+    return [replace(task_of(s, categories, top), report=report) for s in together(sources)]
 
 
 def forget_heads() -> None:

@@ -135,6 +135,29 @@ def find_sources(path: str, bad: list[tuple[str, str]] | None = None) -> list[So
     return [Source(reader, (path,), _key(reader, path))]
 
 
+def together(sources: Sequence[Source]) -> list[Source]:
+    """Files named one by one that are one output set (`results.db`, `results.stats.csv`,
+    `results.sysinfo.txt` … of one rocprof run) read as one trace, as their folder would be:
+    sources of one file each, of one reader that reads groups and with one key, merge in the
+    order given. Everything else is kept as it is."""
+    merged: dict[tuple[str, str], Source] = {}
+    out: list[Source | tuple[str, str]] = []
+    for source in sources:
+        groups = getattr(source.reader, "read_group", None) is not None
+        if len(source.paths) != 1 or not groups or os.path.isdir(source.paths[0]):
+            out.append(source)
+            continue
+        at = (source.reader.name, source.key)
+        if at in merged:
+            old = merged[at]
+            if source.paths[0] not in old.paths:
+                merged[at] = Source(old.reader, (*old.paths, source.paths[0]), old.key)
+            continue
+        merged[at] = source
+        out.append(at)
+    return [merged[item] if isinstance(item, tuple) else item for item in out]
+
+
 def read_trace(path: str, progress: Progress | None = None) -> Trace:
     """Read one trace file (or a directory holding one process's outputs)."""
     sources = find_sources(path)

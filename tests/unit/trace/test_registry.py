@@ -165,3 +165,46 @@ def _imports(file: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found += [f"{node.module}.{alias.name}" for alias in node.names]
     return found
+
+
+REFERENCE_ROCPROF = (
+    Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "formats" / "rocprof-v1"
+    / "kokkos-rocm4-2021"
+)  # fmt: skip
+
+
+def test_the_files_of_one_run_named_one_by_one_are_one_trace() -> None:
+    """`gpuscope analyze out/results.*` reads what `gpuscope analyze out/` reads: rocprof's
+    results.db, its stats CSVs and results.sysinfo.txt were six traces (and the sysinfo file
+    alone an error)."""
+    from gpuscope.trace.registry import find_sources, together
+
+    if not REFERENCE_ROCPROF.is_dir():
+        pytest.skip(f"reference outputs not found: {REFERENCE_ROCPROF.resolve()}")
+    files = sorted(str(p) for p in REFERENCE_ROCPROF.iterdir())
+    (folder,) = find_sources(str(REFERENCE_ROCPROF))
+    (given,) = together([s for f in files for s in find_sources(f)])
+    assert sorted(given.paths) == sorted(folder.paths) and given.reader is folder.reader
+    import gpuscope
+
+    a, b = gpuscope.analyze(*files).to_dict(), gpuscope.analyze(str(REFERENCE_ROCPROF)).to_dict()
+    assert a["kernels"] == b["kernels"] and a["memcpy"] == b["memcpy"]
+
+
+def test_traces_of_readers_without_groups_stay_apart(tmp_path: Path) -> None:
+    """Two Kineto traces of one name in one folder (a.json, a.json.gz) are two traces."""
+    from gpuscope.trace.registry import Source, together
+
+    class Plain:
+        name = "kineto"
+
+    class Grouping:
+        name = "rpd"
+
+        def read_group(self, paths: list[str]) -> None: ...
+
+    one = [Source(Plain(), (str(tmp_path / n),), str(tmp_path / "a")) for n in ("a.json", "a.gz")]  # type: ignore[arg-type]
+    assert together(one) == one
+    two = [Source(Grouping(), (str(tmp_path / n),), "k") for n in ("x.rpd", "x.json", "x.rpd")]  # type: ignore[arg-type]
+    (merged,) = together(two)
+    assert merged.paths == (str(tmp_path / "x.rpd"), str(tmp_path / "x.json"))
