@@ -30,6 +30,7 @@ import numpy as np
 
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._copies import copy_kind
+from gpuscope.trace._kernel_names import without_suffixes
 from gpuscope.trace.model import (
     ANNOTATION,
     DRIVER,
@@ -218,7 +219,7 @@ def _trace(
     size = len(gpu.kind)
     parts.add(
         "gpu", size,
-        kind=gpu.kind, name=parts.intern(gpu.name), start=us_to_ns(gpu.ts),
+        kind=gpu.kind, name=parts.intern(without_suffixes(gpu.name)), start=us_to_ns(gpu.ts),
         dur=_durations(gpu.dur), device=gpu.device, stream=gpu.stream,
         correlation=gpu.correlation, external_id=gpu_external, bytes=gpu.bytes, copy=gpu.copy,
     )  # fmt: skip

@@ -11,7 +11,6 @@ on both sides (it is also the `region.id` of the call). `rocpd_event.correlation
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,13 +20,13 @@ import numpy as np
 from gpuscope.trace import _sql
 from gpuscope.trace._builder import TraceParts
 from gpuscope.trace._copies import copy_kind
+from gpuscope.trace._kernel_names import without_suffix
 from gpuscope.trace._sql_scan import Scan
 from gpuscope.trace.model import HSA, I64, LIBRARY, RUNTIME
 from gpuscope.trace.readers.rocpd._meta import Agents, Run
 
 MARK = -1  # "domain" of a region that is a user range, not an API call
 MARKER_CATEGORIES = ("MARKER_CORE_API", "MARKER_CORE_RANGE_API")
-_KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\.kd)$")
 RUN_BITS = 40  # correlation / stream ids of merged run i are offset by i << RUN_BITS
 
 
@@ -96,7 +95,7 @@ def external(ids: I64) -> I64:
 def kernel_name(symbol: str, display: str) -> str:
     """The name rocprofv3 shows (display name, else the symbol), without a `.kd` suffix."""
     name = display or symbol or "unknown_kernel"
-    return _KD_SUFFIX.sub("", str(name))  # str: a number where a damaged db had text
+    return without_suffix(str(name))  # str: a number where a damaged db had text
 
 
 def domain_of(category: str, name: str) -> int:

@@ -7,7 +7,6 @@ names as text, so that `_merge` can choose, per kind of data, the best file that
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from gpuscope.trace._copies import copy_kind
+from gpuscope.trace._kernel_names import without_suffixes
 from gpuscope.trace.model import F64, I8, I64, MEMCPY, Device
 
 # rocprof appends these to code-object symbol names: `foo(int) [clone .kd]`, `__amd_rocclr_x.kd`
-_KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\.kd)$")
 # barrier / marker packets in the op trace ("Unknown command type" before ROCm 5): not kernels
 BARRIER_NAMES = frozenset({"<barrier packet>", "Unknown command type"})
 TRUNCATED = "truncated file"  # how a warning about a file cut short begins
@@ -86,14 +85,7 @@ class Agent:
 
 def strip_kd(names: Sequence[str]) -> list[str]:
     """Kernel names without rocprof's ` [clone .kd]` / `.kd` suffix (computed once per name)."""
-    cache: dict[str, str] = {}
-    out = []
-    for name in names:
-        clean = cache.get(name)
-        if clean is None:
-            clean = cache[name] = _KD_SUFFIX.sub("", name)
-        out.append(clean)
-    return out
+    return without_suffixes(names)
 
 
 def to_ints(values: Iterable[Any]) -> I64:

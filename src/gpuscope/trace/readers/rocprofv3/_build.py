@@ -14,6 +14,7 @@ import numpy as np
 
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._copies import copy_kind
+from gpuscope.trace._kernel_names import without_suffixes
 from gpuscope.trace.model import (
     ANNOTATION,
     DTOD,
@@ -135,15 +136,7 @@ def _add_kernels(out: TraceParts, rows: Dispatches | None, agents: list[Agent]) 
 
 def clean_names(names: list[str]) -> list[str]:
     """Kernel names without the code-object symbol suffix (`.kd`, ` [clone .kd]`)."""
-    table = {name: _clean(name) for name in set(names)}
-    return [table[name] for name in names]
-
-
-def _clean(name: str) -> str:
-    for suffix in (" [clone .kd]", ".kd"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return without_suffixes(names)
 
 
 def _times(start: I64, end: I64) -> tuple[I64, I64]:
