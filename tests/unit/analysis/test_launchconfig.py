@@ -128,9 +128,15 @@ def test_rocpd_mi300x_grids_fill_the_gpu() -> None:
 
 
 # -- Kineto ----------------------------------------------------------------------------------
+# HIP calls whose grid arguments are the global work size in work-items (Kineto copies them)
+WORK_ITEM_CALLS = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
+
+
 def _kineto_groups(path: Path) -> tuple[dict[Any, list[int]], float]:
     with gzip.open(path, "rt") as f:
         events = json.load(f)["traceEvents"]
+    calls = {e["args"]["correlation"]: e["name"] for e in events
+             if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}  # fmt: skip
     groups: dict[Any, list[int]] = defaultdict(list)
     total = 0
     for e in events:
@@ -140,6 +146,8 @@ def _kineto_groups(path: Path) -> tuple[dict[Any, list[int]], float]:
         total += ns
         g, b = e["args"].get("grid"), e["args"].get("block")
         if g and b and "nccl" not in e["name"].lower():
+            if calls.get(e["args"].get("correlation")) in WORK_ITEM_CALLS:
+                g = [-(-x // y) for x, y in zip(g, b, strict=True)]  # work-items → work-groups
             groups[(e["name"], g[0] * g[1] * g[2], tuple(b))].append(ns)
     return groups, total
 
@@ -163,6 +171,24 @@ def test_kineto_mi300x_attention_on_16_work_groups() -> None:
     assert attention["severity"] == "warning" and attention["evidence"]["unit"] == "CU"
     assert "grid-stride" not in attention["action"] and "split-KV" in attention["action"]
     assert report["launch_config"]["program_kind"] == "framework"
+
+
+def test_kineto_rocm_tensile_grids_are_work_items_made_work_groups() -> None:
+    """rocBLAS launches Tensile through hipExtModuleLaunchKernel, whose grid is the global work
+    size: `[73728, 1, 1]` with 256 threads is 288 work-groups (0.95 of a wave on 304 CUs), not
+    73,728 (242 waves)."""
+    path = TRACES / "tl__mi300x_bert-small_inference.json.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    groups, _ = _kineto_groups(path)
+    report = _analysis(path)
+    got = {(g["kernel"], g["fill"]["blocks"], tuple(g["block"])): g
+           for g in report["launch_config"]["groups"]}  # fmt: skip
+    tensile = [k for k in groups if k[0].startswith("Cijk_")]
+    # the same work-groups as recomputed from the raw events, for every Tensile launch group
+    assert tensile and all(k in got for k in tensile)
+    first = got[next(k for k in tensile if k[1] == 288)]
+    assert first["grid"] == [288, 1, 1] and first["fill"]["waves"] == pytest.approx(288 / 304, 1e-4)
 
 
 def test_kineto_llama_decode_small_grids_of_tiny_work_stay_quiet() -> None:

@@ -58,6 +58,7 @@ from gpuscope.trace.model import (
     TraceMeta,
 )
 from gpuscope.trace.readers.kineto import _decode as dec
+from gpuscope.trace.readers.kineto._grid import in_work_groups
 
 EXACT_LIMIT_US = float(2**43)  # below this a float µs value still pins down the exact ns
 
@@ -663,7 +664,8 @@ class _Builder:
                 ("flows", Flows),
             )
         }
-        tables["launch_params"] = _concat(LaunchParams, self.parts.pop("launch_params", []))
+        launch = _concat(LaunchParams, self.parts.pop("launch_params", []))
+        tables["launch_params"] = in_work_groups(launch, tables["gpu"], tables["host"], names)
         tables["collectives"] = _concat(Collectives, self.parts.pop("collectives", []))
         meta = self._meta(path, report, names, tables)
         return Trace(meta=meta, names=names, **tables)
