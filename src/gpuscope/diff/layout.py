@@ -167,7 +167,7 @@ def _profiles(report: Report) -> Section:
         side = report[label]
         rows.append((
             Cell(label),
-            Cell(_file(side), full=str(side["path"])),
+            Cell(_file(side), full=str(side["path"]), code=True),
             Cell(str(side["vendor"])),
             Cell(", ".join(side["devices"]) or "—"),
             Cell(str(side["format"])),
@@ -175,7 +175,9 @@ def _profiles(report: Report) -> Section:
             Cell(", ".join(side["integrity"]) or "—"),
         ))  # fmt: skip
     headers = ("", "file", "vendor", "devices", "format", "steps", "integrity flags")
-    return Section("Profiles", (Table(headers, tuple(rows), (False,) * 5 + (True, False)),))
+    optional = (0, 0, 2, 1, 3, 0, 0)  # a narrow terminal leaves out format, vendor, devices
+    table = Table(headers, tuple(rows), (False,) * 5 + (True, False), optional=optional)
+    return Section("Profiles", (table,))
 
 
 def _summary(report: Report, keys: Sequence[str]) -> Section:

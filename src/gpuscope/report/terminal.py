@@ -153,6 +153,11 @@ def _header(block: Table, i: int, stacked: bool) -> str:
     return "\n".join(header.split()) if stacked else header
 
 
+def _longest_word(block: Table, i: int) -> int:
+    """The longest word of a text column's cells: narrower, it is cut mid-word."""
+    return max((len(w) for r in block.rows if i < len(r) for w in r[i].text.split()), default=0)
+
+
 def _name_width(
     block: Table, numeric: tuple[bool, ...], shown: list[int], names: set[int], width: int
 ) -> int:
@@ -171,7 +176,8 @@ def _fitting_columns(block: Table, numeric: tuple[bool, ...], width: int) -> lis
     cannot fit `width` with its numbers unwrapped and its text columns ≥ TEXT_MIN wide."""
     natural = [_natural(block, i) for i in range(len(block.headers))]
     names = _name_columns(block)
-    least = [NAME_MIN if i in names else TEXT_MIN for i in range(len(block.headers))]
+    least = [NAME_MIN if i in names else max(TEXT_MIN, _longest_word(block, i))
+             for i in range(len(block.headers))]  # fmt: skip
     shown = list(range(len(block.headers)))
     optional = sorted(
         (i for i, rank in enumerate(block.optional) if rank > 0), key=lambda i: block.optional[i]

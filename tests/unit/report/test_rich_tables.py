@@ -53,3 +53,15 @@ def test_number_headers_stack_so_a_text_column_is_not_cut_mid_word() -> None:
     wide = Console(width=200, record=True, color_system=None)
     wide.print(draw(table, 200))
     assert "kernel time" in wide.export_text()  # room enough: one line of headers
+
+
+def test_a_text_column_is_never_narrower_than_its_longest_word() -> None:
+    """diff's Profiles table at 80 columns cut 'annotations-excluded' into 'annotations-exclu' /
+    'ded': optional columns now give way first."""
+    headers = ("", "file", "vendor", "devices", "format", "steps", "integrity flags")
+    row = (Cell("before"), Cell("rank0_vm_984.pt.trace.json.gz", code=True), Cell("nvidia"),
+           Cell("NVIDIA H200"), Cell("kineto"), Cell("3"),
+           Cell("unlinked-kernels, annotations-excluded"))  # fmt: skip
+    table = Table(headers, (row,), (False,) * 5 + (True, False), optional=(0, 0, 2, 1, 3, 0, 0))
+    shown = _fitting_columns(table, table.numeric, 80)
+    assert 6 in shown and 4 not in shown  # the flags stay, the format gives way
