@@ -223,6 +223,11 @@ def test_export_and_import_go_both_ways(env: dict[str, str], tmp_path: Path) -> 
     assert gpuscope(env, tmp_path, "history", "export", "-o", "all.csv").returncode == 0
     lines = (tmp_path / "all.csv").read_text().splitlines()
     assert lines[0].startswith("result_id,workload,kind,recorded_at,commit") and len(lines) == 5
+    # the workload as list / show / trend take it, or as --workload; not two different ones
+    by_name = gpuscope(env, tmp_path, "history", "export", "toy", "-o", "-")
+    assert by_name.stdout.splitlines() == lines
+    one_error(gpuscope(env, tmp_path, "history", "export", "toy", "--workload", "x", "-o", "-"),
+              "two workloads given")  # fmt: skip
     assert gpuscope(env, tmp_path, "history", "export", "-o", "perf.csv").returncode == 0
     rows = perfcsv.read(tmp_path / "perf.csv")
     assert {r["metric"] for r in rows} == {"samples_per_second", "wall_s"}

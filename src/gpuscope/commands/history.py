@@ -70,6 +70,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=("csv", "parquet", "perf.csv"),
         help="default: from the file name (.parquet, perf.csv), else csv",
     )
+    export.add_argument("only", nargs="?", metavar="WORKLOAD",
+                        help="only this workload (as with list / show / trend)")  # fmt: skip
     export.add_argument("--workload", metavar="NAME", help="only this workload")
     imported = sub.add_parser(
         "import", parents=[common], help="madengine perf.csv or gpuscope JSON reports"
@@ -239,6 +241,11 @@ def _export(args: argparse.Namespace) -> int:
     from gpuscope.output import writing
 
     check(args, _db_file(args), {"-o": args.output})
+    if args.only and args.workload and args.only != args.workload:
+        from gpuscope.errors import InputError
+
+        raise InputError(f"two workloads given: {args.only!r} and --workload {args.workload!r}")
+    args.workload = args.workload or args.only
     kind = args.format or _format_of(args.output)
     with _open(args) as store:
         if args.workload and not store.has_workload(args.workload):
