@@ -40,9 +40,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuscope.errors import InputError
-from gpuscope.history import _tdist
 from gpuscope.history.model import LOWER, Result
 from gpuscope.history.store import Store
+from gpuscope.timing import tdist
 
 SCHEMA = "gpuscope.check/1"
 DEFAULT_WINDOW = 10
@@ -414,10 +414,10 @@ def _run_to_run(
     se = math.sqrt(se2) / scale
     change = diff / scale
     worse_by = _signed(change, base.direction)
-    noise = _tdist.ppf(options.confidence, df) * se if se > 0 else 0.0
+    noise = tdist.ppf(options.confidence, df) * se if se > 0 else 0.0
     bar = _bar(noise, options)
     verdict = _verdict(worse_by, bar)
-    half = _tdist.ppf(0.975, df) * se
+    half = tdist.ppf(0.975, df) * se
     return replace(
         base,
         verdict=verdict,
@@ -440,7 +440,7 @@ def _confidence(worse_by: float, se: float, df: float, verdict: str) -> float | 
     if se <= 0:
         return 1.0 if worse_by != 0 else None
     t = worse_by / se
-    return round(_tdist.cdf(t if verdict != IMPROVEMENT else -t, df), 6)
+    return round(tdist.cdf(t if verdict != IMPROVEMENT else -t, df), 6)
 
 
 def _samples(

@@ -10,10 +10,11 @@ import random
 import pytest
 
 from gpuscope.errors import InputError
-from gpuscope.history import _tdist, check
+from gpuscope.history import check
 from gpuscope.history.check import Against, Options, compare, parse_against
 from gpuscope.history.model import Context, Metric, Result, from_samples
 from gpuscope.history.store import Store
+from gpuscope.timing import tdist as _tdist
 
 
 def series(

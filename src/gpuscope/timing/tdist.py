@@ -1,6 +1,8 @@
-"""Student's t distribution (CDF and quantile) with the standard library alone: the regularized
-incomplete beta function by its continued fraction (Numerical Recipes §6.4), the quantile by
-bisection. Accurate to ~1e-10, enough for a p-value; no scipy at start-up or at all."""
+"""Student's t distribution (CDF, two-sided p, quantile) with the standard library alone: the
+regularized incomplete beta function by its continued fraction (Numerical Recipes §6.4), the
+quantile by bisection. Accurate to ~1e-10, enough for a p-value; no scipy at start-up or at all.
+One copy for every test gpuscope makes: diff's Welch test on step times, check's run-to-run
+test."""
 
 from __future__ import annotations
 
@@ -17,8 +19,17 @@ def cdf(t: float, df: float) -> float:
     if df <= 0 or math.isnan(t):
         return math.nan
     x = df / (df + t * t)
-    tail = 0.5 * _betainc(df / 2, 0.5, x)  # P(T > |t|)
+    tail = 0.5 * betainc(df / 2, 0.5, x)  # P(T > |t|)
     return 1 - tail if t > 0 else tail
+
+
+def two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|)."""
+    if math.isinf(t):
+        return 0.0
+    if df <= 0 or math.isnan(t):
+        return math.nan
+    return betainc(df / 2, 0.5, df / (df + t * t))
 
 
 def ppf(p: float, df: float) -> float:
@@ -41,7 +52,7 @@ def ppf(p: float, df: float) -> float:
     return (lo + hi) / 2
 
 
-def _betainc(a: float, b: float, x: float) -> float:
+def betainc(a: float, b: float, x: float) -> float:
     """The regularized incomplete beta function I_x(a, b)."""
     if x <= 0:
         return 0.0
