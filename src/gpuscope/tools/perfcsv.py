@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gpuscope import output
 from gpuscope.errors import InputError
+from gpuscope.tools.performance import csv_rows
 
 HEADER = (
     "model",
@@ -182,12 +183,7 @@ def _write_all(fd: int, text: str) -> None:
 def read(path: Path) -> list[dict[str, str]]:
     """The rows of a perf.csv (header names stripped, as madengine reads them). InputError when
     it is not one (no `model`, `performance` and `metric` columns)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
-    except OSError as error:
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
+    header, reader = csv_rows(path, str(path))
     missing = [c for c in ("model", "performance", "metric") if c not in header]
     if missing:
         raise InputError(

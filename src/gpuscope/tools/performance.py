@@ -153,19 +153,25 @@ def read_multiple_results(path: Path) -> list[MultipleResult]:
     """A model card's `multiple_results` CSV (columns model, performance, metric, any others;
     header names stripped as madengine strips them). InputError when it is missing or lacks a
     required column."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as error:
-        raise InputError(f"--multiple-results {path}: cannot read ({error.strerror})") from None
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
+    header, rows = csv_rows(path, f"--multiple-results {path}")
     missing = [c for c in _REQUIRED if c not in header]
     if missing:
         raise InputError(
             f"--multiple-results {path}: no {', '.join(missing)} column (expected a CSV with "
             "model, performance, metric columns, as madengine's multiple_results)"
         )
-    return list(_rows(reader, header))
+    return list(_rows(rows, header))
+
+
+def csv_rows(path: Path, where: str) -> tuple[list[str], Iterator[list[str]]]:
+    """A madengine CSV's header (names stripped, as madengine strips them; a byte-order mark
+    dropped) and its other rows; InputError naming `where` when it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as error:
+        raise InputError(f"{where}: cannot read ({error.strerror or error})") from None
+    reader = csv.reader(io.StringIO(text))
+    return [h.strip() for h in next(reader, [])], reader
 
 
 def _rows(reader: Iterator[list[str]], header: list[str]) -> Iterator[MultipleResult]:
