@@ -128,6 +128,11 @@ def _pct(value: float | None, signed: bool = True) -> str:
     return f"{value * 100:+.2f} %" if signed else f"{value * 100:.2f} %"
 
 
+def _commit_text(result: object) -> str:
+    commit = _commit(result)
+    return "no commit recorded" if commit == "-" else f"commit {commit}"
+
+
 def _commit(result: object) -> str:
     context = getattr(result, "context", None)
     commit = getattr(context, "commit", None) or "-"
@@ -173,7 +178,7 @@ def terminal(outcome: Outcome) -> list[str]:
     repeats = f" (+{len(outcome.latest) - 1} repeats)" if len(outcome.latest) > 1 else ""
     lines = [
         f"check {outcome.workload}: {_headline(outcome)}",
-        f"latest #{latest.id} {latest.context.recorded_at} commit {_commit(latest)}{repeats}",
+        f"latest #{latest.id} {latest.context.recorded_at} {_commit_text(latest)}{repeats}",
         f"against {_reference_text(outcome)}",
         f"{'metric':28} {'latest':>12} {'reference':>12} {'change':>9} {'confidence':>10}  verdict",
     ]
@@ -197,12 +202,13 @@ def markdown(outcome: Outcome) -> str:
         return printable(text).replace("|", "\\|")
 
     latest = outcome.latest[0]
+    commit = _commit(latest)
+    at = f"at commit `{cell(commit)}`" if commit != "-" else "with no commit recorded"
     lines = [
         f"### gpuscope check `{cell(outcome.workload)}`: {_headline(outcome)}",
         "",
-        f"Latest result #{latest.id} at commit `{cell(_commit(latest))}` "
-        f"({cell(latest.context.branch or 'no branch')}, {latest.context.recorded_at}), "
-        f"against {cell(_reference_text(outcome))}.",
+        f"Latest result #{latest.id} {at} ({cell(latest.context.branch or 'no branch')}, "
+        f"{latest.context.recorded_at}), against {cell(_reference_text(outcome))}.",
         "",
         "| metric | latest | reference | change | 95 % CI | confidence | verdict | noise model |",
         "|---|---:|---:|---:|---|---:|---|---|",
