@@ -91,6 +91,7 @@ def run(
     manifest = _start_manifest(request, ctx, host, started)
     if progress is not None:
         progress(f"run {run_id} -> {run_dir}")
+        ctx.notes.progress = progress
     gpus = gpu_processes or _gpu_query(ctx.vendor)
     job = _Job(request.kill_after_s, gpus, request.capture)
     exit_code = _run_recorded(planned, ctx, manifest, job)

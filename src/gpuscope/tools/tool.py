@@ -43,6 +43,9 @@ class Notes:
 
     warnings: list[str] = field(default_factory=list)
     _deferred: dict[str, Callable[[], None]] = field(default_factory=dict)
+    # told of each deferred step as it starts (the command has ended; analysing a big trace can
+    # take a while and the user should see why gpuscope has not returned yet)
+    progress: Callable[[str], None] | None = None
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -53,6 +56,8 @@ class Notes:
 
     def run_deferred(self) -> None:
         for key, action in self._deferred.items():
+            if self.progress is not None:
+                self.progress(f"{key} …")
             try:
                 action()
             except Exception as error:  # a failed plot must not lose the run's outputs

@@ -87,3 +87,16 @@ def test_deferred_actions_run_once_and_failures_become_warnings() -> None:
     notes.run_deferred()
     assert calls == ["first"]
     assert notes.warnings == ["broken: ZeroDivisionError: division by zero"]
+
+
+def test_each_deferred_step_is_announced_as_it_starts() -> None:
+    """After the command ends, `gpuscope run` analyses the profilers' outputs: the user sees
+    which step it is in rather than a silent wait."""
+    said: list[str] = []
+    notes = Notes(progress=said.append)
+    order: list[str] = []
+    notes.defer("analyze rocprof_output", lambda: order.append(f"ran after: {said[-1]}"))
+    notes.defer("plot", lambda: None)
+    notes.run_deferred()
+    assert said == ["analyze rocprof_output …", "plot …"]
+    assert order == ["ran after: analyze rocprof_output …"]
