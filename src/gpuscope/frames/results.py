@@ -20,6 +20,7 @@ report dict to a `Document`) by whoever makes them — `gpuscope.diff_profiles`,
 from __future__ import annotations
 
 import functools
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,7 @@ class Finding:
         return f"[{self.severity}] {self.id}: {self.message}"
 
 
-class _Report:
+class _Report(ABC):
     """What every result shares: its report dict, tables, findings, Jupyter views."""
 
     kind = "report"
@@ -70,8 +71,9 @@ class _Report:
     def _dict(self) -> dict[str, Any]:
         return self._make_dict()
 
+    @abstractmethod
     def _make_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The report as plain data, built once (`_dict` caches it)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data (what `--json` writes; schema in its `schema` key)."""
@@ -101,8 +103,9 @@ class _Report:
         """The report's findings as `Finding` objects (most reports rank them by impact)."""
         return [Finding.of(f) for f in self._dict.get("findings") or []]
 
+    @abstractmethod
     def _document(self) -> Any:
-        raise NotImplementedError
+        """The report laid out (`document.Document`) for the Jupyter view."""
 
     def _repr_html_(self) -> str:
         from gpuscope.report import html
