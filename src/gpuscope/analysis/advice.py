@@ -263,8 +263,15 @@ _WARM_UP = {
 }
 
 
-def profile_shapes(p: Program) -> str:
-    """How to get what the GEMM efficiency analysis needs."""
+def profile_shapes(p: Program, profiler: str = "") -> str:
+    """How to get what the GEMM efficiency analysis needs (`profiler`: the format that made the
+    trace; an ncu input already is counters, only without the FLOP and DRAM metrics)."""
+    if profiler == "ncu":
+        return (
+            "Profile the GEMM kernels again with ncu's roofline metrics (--section SpeedOfLight "
+            "--section SpeedOfLight_RooflineChart, or the metrics `gpuscope counters --plan "
+            "roofline` lists)"
+        )
     if p.is_("pytorch"):
         return "Profile with record_shapes=True"
     if p.is_("jax"):

@@ -382,7 +382,7 @@ def gemm_heavy(a: Analysis) -> Finding | None:
     how = (
         "Profile one eager step (without graph capture) with record_shapes=True"
         if graphed and (a.trace.ops.input_dims >= 0).any()
-        else advice.profile_shapes(a.program)
+        else advice.profile_shapes(a.program, a.trace.meta.format)
     )
     return finding(
         "gemm-heavy",

@@ -224,6 +224,9 @@ def test_llama_cpp_graphs_are_built_by_default_on_cuda_and_asked_for_on_hip() ->
     assert "cuBLAS" in advice.gemm_tuning(nvidia) and "hipBLAS" in advice.gemm_tuning(amd)
     assert "rocprofv3 --pmc" in advice.profile_shapes(Program("hip-cpp", vendor="amd"))
     assert "ncu" in advice.profile_shapes(Program("cuda-cpp", vendor="nvidia"))
+    # an ncu input is counters already: asked again for its roofline sections, not "collect"
+    again = advice.profile_shapes(Program("cuda-cpp", vendor="nvidia"), "ncu")
+    assert "--section SpeedOfLight" in again and not again.startswith("Collect")
 
 
 # Oceananigans.jl (KernelAbstractions on AMDGPU.jl) as rocprof v1 names its kernels on an MI210:
