@@ -50,8 +50,8 @@ def read_workers(path: str) -> int:
     return max(1, min(MAX_WORKERS, usable or 1))
 
 
-# the forkserver listens on an AF_UNIX socket under the temporary folder (`…/pymp-XXXXXXXX/
-# listener-XXXXXXXX`, ~35 characters); socket paths are limited to 107 bytes
+# the forkserver listens on an AF_UNIX socket under the temporary folder (`…/pymp-<8 random
+# characters>/listener-<8 more>`, ~35 characters); socket paths are limited to 107 bytes
 _FORKSERVER_TMP_MAX = 70
 
 
