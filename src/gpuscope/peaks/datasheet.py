@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 KIND = "datasheet"
+LINK_GBS = {"PCIe 3.0 x16": 15.75, "PCIe 4.0 x16": 31.5, "PCIe 5.0 x16": 63.0}  # per direction
 _KEYS = {"f16": "fp16", "bf16": "bf16", "tf32": "tf32", "f8": "fp8", "bf8": "fp8"}
 
 
@@ -40,6 +41,12 @@ class Peaks:
     bandwidth_gbs: float
     source: str
     kind: str = KIND
+    host_link: str = ""  # the host interface ("PCIe 5.0 x16"), "" when not listed
+
+    @property
+    def host_link_gbs(self) -> float | None:
+        """The host link's rate per direction (GB/s, before protocol overhead), or None."""
+        return LINK_GBS.get(self.host_link)
 
     def flops(self, key: str) -> float | None:
         """Peak FLOP/s for a precision key ("bf16", "fp16", "tf32", "fp8", "fp32"), or None."""
@@ -122,4 +129,5 @@ def _peaks(entry: dict[str, Any]) -> Peaks:
         {k: float(v) for k, v in entry["tflops"].items()},
         float(entry["bandwidth_gbs"]),
         entry["source"],
+        host_link=str(entry.get("host_link", "")),
     )

@@ -93,6 +93,8 @@ class GpuOps(_Table):
 
     `stream` is the CUDA/HIP stream, or the HSA queue where a format has no stream. `copy` is the
     direction of a memcpy (COPY_KINDS index), `host_memory` whether its host side is pinned.
+    `enqueued` is when the host put the op in the device's queue where the format records it
+    apart from a launch call (rocprof v1 `DispatchNs`), -1 elsewhere (the launch call says it).
     """
 
     kind: I8
@@ -106,6 +108,7 @@ class GpuOps(_Table):
     bytes: I64
     copy: I8
     host_memory: I8
+    enqueued: I64
 
 
 @dataclass(frozen=True)
@@ -261,7 +264,18 @@ _DTYPES: dict[str, type] = {
 for _name in ("block_x", "block_y", "block_z", "registers", "accum_registers", "scalar_registers"):
     _DTYPES[_name] = np.int32
 for _name in (
-    *("start", "dur", "stream", "correlation", "external_id", "bytes", "tid", "id", "pid"),
+    *(
+        "start",
+        "dur",
+        "enqueued",
+        "stream",
+        "correlation",
+        "external_id",
+        "bytes",
+        "tid",
+        "id",
+        "pid",
+    ),
     *("row", "grid_x", "grid_y", "grid_z", "shared_mem", "scratch"),
     *("count", "total_ns", "min_ns", "max_ns", "sequence", "op", "in_elems", "out_elems"),
 ):

@@ -33,7 +33,10 @@ from gpuscope.trace.readers.rocprof._piece import (
     truncation,
 )
 
-_INTS = ("Index", "gpu-id", "queue-id", *LAUNCH_COLUMNS, "BeginNs", "EndNs", "DurationNs")
+_INTS = (
+    *("Index", "gpu-id", "queue-id", *LAUNCH_COLUMNS),
+    *("DispatchNs", "BeginNs", "EndNs", "DurationNs"),
+)
 
 
 def dispatch_header(path: str) -> Header | None:
@@ -101,6 +104,7 @@ def _piece(path: str, header: Header, columns: _csv.Columns, counters: list[str]
             "dur": dur,
             "device": columns.ints("gpu-id"),
             "stream": columns.ints("queue-id"),  # no stream in this file: the HSA queue
+            "enqueued": _enqueued(columns, start),
         },
     )
     provides = {"launch_params"} | ({"kernels", "timestamps"} if timed else set())
@@ -150,6 +154,13 @@ def _times(columns: _csv.Columns, timed: bool) -> tuple[Any, Any, list[str]]:
     if not known.all():
         warnings.append(f"{int((~known).sum()):,} rows have no valid BeginNs/EndNs")
     return start, dur, warnings
+
+
+def _enqueued(columns: _csv.Columns, start: Any) -> Any:
+    """DispatchNs: when the host wrote the dispatch packet (-1 where absent or after the start,
+    which a real dispatch cannot be)."""
+    dispatch = columns.ints("DispatchNs")
+    return np.where((dispatch >= 0) & ((start < 0) | (dispatch <= start)), dispatch, -1)
 
 
 def _launch(columns: _csv.Columns) -> dict[str, Any]:
