@@ -52,3 +52,21 @@ def take(values: I64, index: I64, missing: I64 | int) -> I64:
         return filled
     result: I64 = np.where(index >= 0, values[np.maximum(index, 0)], missing)
     return result
+
+
+def paint(layers: list[tuple[I64, I64]]) -> tuple[I64, I64, I64]:
+    """Cut time at every boundary of the layers (each a merged, sorted, disjoint set of
+    intervals) into disjoint segments from the first boundary to the last, each coded with the
+    highest layer that covers it (layers count from 1; 0: none covers it)."""
+    points = np.unique(np.concatenate([np.concatenate(layer) for layer in layers]))
+    if len(points) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    s, e = points[:-1], points[1:]
+    code = np.zeros(len(s), np.int64)
+    for level, (start, end) in enumerate(layers, start=1):
+        if len(start) == 0:
+            continue
+        pos = np.searchsorted(start, s, side="right") - 1
+        inside = (pos >= 0) & (s < end[np.maximum(pos, 0)])
+        code[inside] = level
+    return s, e, code

@@ -23,7 +23,7 @@ Cold-start work, found on the host and device timelines (one clock):
   the profiler did its own work (a CUPTI `Activity Buffer Request` record: the tracer starting
   up on the first traced call) is the profiler's stall, not the workload's cold start;
 - warm-up steps: leading ProfilerSteps each ≥ steps.FIRST_STEP_RATIO × the median of the steps
-  after it (steps.warmup_count).
+  after it (stepranges.warmup_count).
 
 Cold-start time is the union of those intervals, or the warm-up steps' excess over the median of
 the steady steps when that is larger; its share is taken of the profiled window.
@@ -54,7 +54,8 @@ from gpuscope.analysis._profiler_overhead import (
 )
 from gpuscope.analysis._profiler_overhead import to_dict as overhead_dict
 from gpuscope.analysis._unique import sort_by, unique, unique_inverse
-from gpuscope.analysis.steps import complete_steps, warmup_count
+from gpuscope.analysis.launch import Links
+from gpuscope.analysis.stepranges import complete_steps, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.document.names import short_name
@@ -136,17 +137,47 @@ class ColdStart:
 # -- detection --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Detected:
+    """What `detect` finds: the cold-start events, the profiler's own records and the first calls
+    they stalled."""
+
+    events: list[Event]
+    profiler: list[Event]
+    stalls: list[Stall]
+    waiting: list[Event]  # first-call outliers of operators that wait on the device inside
+
+    def intervals(self) -> tuple[I64, I64]:
+        """The union of the cold-start events, sorted and disjoint, the first calls that wait on
+        the device included: where the device idles inside one (cuDNN's autotuning, a library
+        loading its kernels), the host is doing first-call work, not waiting."""
+        events = self.events + self.waiting
+        start = np.array([e.start for e in events], np.int64)
+        end = np.array([e.end for e in events], np.int64)
+        return merge(start, end)
+
+
+def detect(trace: Trace, links: Links) -> Detected:
+    """Cold-start work on the host and device timelines (a pure function of the trace: the
+    core runs it once, for the host states under idle time and for this analysis)."""
+    records = _records(trace)
+    profiler = [r for r in records if r.kind != "loading"]
+    first, stalls = _split_stalls(_first_calls(trace, links), profiler)
+    waiting, _ = _split_stalls(_first_calls(trace, links, waiting=True), profiler)
+    found = [*_named(trace), *[r for r in records if r.kind == "loading"], *_captures(trace)]
+    return Detected(found + first, profiler, stalls, waiting)
+
+
 def analyse(a: Analysis) -> ColdStart | None:
     trace = a.trace
     if not a.inputs.timeline and not a.inputs.cpu:
         return None
-    records = _records(trace)
-    profiler = [r for r in records if r.kind != "loading"]
-    first, stalls = _split_stalls(_first_calls(a), profiler)
-    found = [*_named(trace), *[r for r in records if r.kind == "loading"], *_captures(trace)]
-    found += first
+    detected = a.cold
+    found = detected.events
     warmup = _warmup(trace)
-    overhead = measure(a, [Record(r.name, r.start, r.end) for r in profiler], stalls)
+    overhead = measure(
+        a, [Record(r.name, r.start, r.end) for r in detected.profiler], detected.stalls
+    )
     if not found and warmup is None and not overhead.total_ns:
         return None
     window = a.window_ns or 0
@@ -262,21 +293,24 @@ def _inside_another(stall: Stall, stalls: list[Stall]) -> bool:
 # -- first-call outliers ----------------------------------------------------------------------
 
 
-def _first_calls(a: Analysis) -> list[Event]:
+def _first_calls(trace: Trace, links: Links, waiting: bool = False) -> list[Event]:
     """Host-side first calls only: a kernel's or copy's duration depends on its size, which the
-    trace does not tie to its name, and device-side warm-up effects are small."""
-    trace = a.trace
+    trace does not tie to its name, and device-side warm-up effects are small. Operators that
+    wait on the device inside are left out (their time is the device's), unless `waiting`: then
+    only the first calls of those are kept, each compared with all the later calls of its name
+    and shapes."""
     ops, host = trace.ops, trace.host
     waits = _waiting_calls(trace)
     blocked = _overlaps(host.start[waits], host.end[waits], ops.start, ops.end)
-    op_rows = np.flatnonzero((ops.kind == OP) & (ops.start >= 0) & ~blocked)
-    host_rows = np.flatnonzero((host.start >= 0) & ~waits)
+    timed_ops = (ops.kind == OP) & (ops.start >= 0)
+    op_rows = np.flatnonzero(timed_ops if waiting else timed_ops & ~blocked)
+    host_rows = np.flatnonzero((host.start >= 0) & ~waits) if not waiting else np.zeros(0, int)
     tables = (
         (False, ops.name[op_rows], ops.input_dims[op_rows], ops.start[op_rows], ops.end[op_rows]),
         (
             True,
             host.name[host_rows],
-            _launched_kernel(a)[host_rows],
+            _launched_kernel(trace, links)[host_rows],
             host.start[host_rows],
             host.end[host_rows],
         ),
@@ -288,6 +322,8 @@ def _first_calls(a: Analysis) -> list[Event]:
         detail: I64 = details.astype(np.int64)
         hits = _outliers(name, detail, start, end)
         for i, excess in _not_per_step(hits, name, detail, start, end, (step_lo, step_hi)):
+            if waiting and not blocked[op_rows[i]]:
+                continue
             text = trace.names[int(name[i])]
             if _kind_of(text) is not None:  # loading / compile records are counted as such
                 continue
@@ -346,11 +382,11 @@ def _overlaps(start: I64, end: I64, lo: I64, hi: I64) -> Mask:
     return result
 
 
-def _launched_kernel(a: Analysis) -> I64:
+def _launched_kernel(trace: Trace, links: Links) -> I64:
     """Per host call: the name of a device op it launched (-1: none)."""
-    result = np.full(len(a.trace.host), -1, np.int64)
-    linked = a.links.host_index >= 0
-    result[a.links.host_index[linked]] = a.trace.gpu.name[linked]
+    result = np.full(len(trace.host), -1, np.int64)
+    linked = links.host_index >= 0
+    result[links.host_index[linked]] = trace.gpu.name[linked]
     return result
 
 

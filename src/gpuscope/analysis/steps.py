@@ -1,11 +1,13 @@
-"""Per-step and per-phase time: ProfilerStep#N ranges, and forward / backward / optimizer inside.
+"""Per-step and per-phase time: the steps of `analysis.stepranges`, and forward / backward /
+optimizer inside.
 
-A step is a `ProfilerStep#N` user range. For each: its wall time, the device busy time inside it
-(the union of all device activity within the step's interval, over every device), the kernels it
-launched (by the host launch time; by kernel start when a kernel has no linked launch), the time
-the host spent blocked in synchronization inside it, and the idle time (wall minus busy). A step
-with no other event inside (the empty range the profiler opens at its last `step()` call) is
-left out and named.
+A step is a `ProfilerStep#N` user range, else the stretch ending with one optimizer step
+(`stepranges.find_steps`). For each: its wall time, the device busy time inside it (the union of
+all device activity within the step's interval, over every device), the kernels it launched (by
+the host launch time; by kernel start when a kernel has no linked launch), the time the host spent
+blocked in synchronization inside it, the idle time (wall minus busy), and its time by part of the
+breakdown (`analysis.breakdown`). A ProfilerStep range with no other event inside (the empty range
+the profiler opens at its last `step()` call) is left out and named.
 
 Phases come from user ranges when the step has them: `## forward ##` / `forward`, `## backward ##`
 / `backward`, `## optimizer ##` and torch's own `Optimizer.step#…` / `Optimizer.zero_grad#…`
@@ -18,7 +20,9 @@ busy time is the device busy time inside it.
 Variance is judged over the steady steps: leading warm-up steps (each ≥ FIRST_STEP_RATIO × the
 median of the steps after it, at most half of them), which cold_start reports, are left out.
 When the steps left after them still get faster one after the other, the trace has no steady
-state to judge and no variance is reported (cold_start says why).
+state to judge and no variance is reported (cold_start says why). A step's time is its wall time,
+or, when the host runs ahead of the device, its time on the device's clock (the breakdown's
+steps); the slowest step is explained by the part of the breakdown that grew most.
 """
 
 from __future__ import annotations
@@ -33,10 +37,18 @@ import numpy as np
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._unique import unique
-from gpuscope.analysis.launch import STEP
+from gpuscope.analysis.breakdown import PART_LABELS, PARTS
+from gpuscope.analysis.stepranges import (
+    FIRST_STEP_RATIO,
+    empty_step_names,
+    slot,
+    warmup_count,
+)
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, OP, Mask, Trace
+
+__all__ = ["FIRST_STEP_RATIO", "warmup_count"]
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
@@ -45,8 +57,6 @@ NAME = "steps"
 VARIANCE_CV = 0.10  # coefficient of variation of step time from which variance is reported
 VARIANCE_MIN_STEPS = 3  # fewer steady steps cannot show a variance
 EXCESS_WARNING = 0.05  # time above the median step, over all step time: warning from here
-DEVICE_FILL = 0.5  # GPU-bound and device spans ≥ this × wall: steps are timed on the device
-FIRST_STEP_RATIO = 1.5  # a leading step ≥ this × the median of the later ones: warm-up
 PHASES = ("forward", "backward", "optimizer")
 _RANGES = {
     "forward": re.compile(r"^#*\s*(forward|fwd)(\s*pass)?\s*#*$", re.IGNORECASE),
@@ -70,6 +80,8 @@ class Step:
     device_end: int
     launched_ns: int  # device time of the work launched in the step
     host_ops_ns: int  # time any CPU operator ran inside the step (union over threads)
+    ops: int = 0  # CPU operators that started inside the step
+    parts: tuple[int, ...] = ()  # ns per breakdown part (PARTS), on the step's clock
 
     @property
     def wall_ns(self) -> int:
@@ -102,14 +114,18 @@ class Steps:
     warmup: int  # leading warm-up steps (see `warmup_count`)
     phases: list[Phase]
     backward_threads: list[int]
-    timed_by: str  # "host": ProfilerStep ranges; "device": the device span of each step's work
+    timed_by: str  # "host": the step ranges; "device": the device's clock (host runs ahead)
+    source: str = "ProfilerStep"  # where the steps come from (stepranges.StepRanges.source)
 
     @property
     def steady(self) -> list[Step]:
         return self.steps[self.warmup :]
 
     def time(self, step: Step) -> int:
-        return step.device_ns if self.timed_by == "device" else step.wall_ns
+        """The step's time: its wall time, or its time on the device's clock."""
+        if self.timed_by == "device" and step.parts:
+            return sum(step.parts)
+        return step.wall_ns
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -128,16 +144,6 @@ def stats(values: list[int]) -> dict[str, float]:
     }
 
 
-def warmup_count(walls: list[int]) -> int:
-    """Leading steps each ≥ FIRST_STEP_RATIO × the median of the steps after it (at most half)."""
-    count = 0
-    while count < len(walls) // 2:
-        if walls[count] < FIRST_STEP_RATIO * float(np.median(walls[count + 1 :])):
-            break
-        count += 1
-    return count
-
-
 # -- the analysis -----------------------------------------------------------------------------
 
 
@@ -145,62 +151,23 @@ def analyse(a: Analysis) -> Steps | None:
     trace = a.trace
     if not trace.provides("markers") or len(trace.ops) == 0:
         return None
-    rows = _step_rows(trace)
-    lo, hi = trace.ops.start[rows], trace.ops.end[rows]
-    complete = _has_ops(trace, rows)
-    steps = _steps(a, rows[complete])
-    windows = (lo[complete], hi[complete]) if steps else _whole(a)
+    ranges = a.steps
+    lo, hi = ranges.host_start, ranges.host_end
+    steps = _steps(a, ranges.names, lo, hi)
+    windows = (lo, hi) if steps else _whole(a)
     phases = _phases(a, *windows) if windows is not None else []
     if not steps and not phases:
         return None
+    timed_by = "device" if ranges.source == "device" else "host"
     return Steps(
         steps=steps,
-        left_out=[trace.names[i] for i in trace.ops.name[rows[~complete]]],
-        warmup=warmup_count([s.wall_ns for s in steps]),
+        left_out=empty_step_names(trace),
+        warmup=warmup_count([s.wall_ns if timed_by == "host" else sum(s.parts) for s in steps]),
         phases=phases,
         backward_threads=_backward_threads(trace),
-        timed_by=_timed_by(a, steps),
+        timed_by=timed_by,
+        source=ranges.source or "ProfilerStep",
     )
-
-
-def _timed_by(a: Analysis, steps: list[Step]) -> str:
-    """GPU-bound, the host runs ahead of the device and its step ranges measure how fast the
-    launch queue fills (the first steps look short), not the step: then, when the device work
-    of a step fills most of it, steps are timed by the device span of the work they launched."""
-    if a.verdict.bound != "gpu-bound" or not steps or any(s.device_start < 0 for s in steps):
-        return "host"
-    spans = np.median([s.device_ns for s in steps])
-    walls = np.median([s.wall_ns for s in steps])
-    return "device" if spans >= DEVICE_FILL * walls else "host"
-
-
-def complete_steps(trace: Trace) -> tuple[list[str], I64, I64]:
-    """Names, starts and ends of the ProfilerStep ranges that hold something, by start time."""
-    rows = _step_rows(trace)
-    rows = rows[_has_ops(trace, rows)]
-    names = [trace.names[i] for i in trace.ops.name[rows]]
-    return names, trace.ops.start[rows], trace.ops.end[rows]
-
-
-def _step_rows(trace: Trace) -> I64:
-    """Rows of the ProfilerStep#N ranges, by start time."""
-    ops = trace.ops
-    wanted = [i for i in unique(ops.name) if STEP.match(trace.names[i])]
-    rows = np.flatnonzero((ops.kind == ANNOTATION) & np.isin(ops.name, wanted) & (ops.start >= 0))
-    result: I64 = rows[np.argsort(ops.start[rows], kind="stable")]
-    return result
-
-
-def _has_ops(trace: Trace, rows: I64) -> Mask:
-    """Steps with at least one other event (operator, range, Python frame) starting inside."""
-    ops = trace.ops
-    lo, hi = ops.start[rows], ops.end[rows]
-    others = np.ones(len(ops), bool)
-    others[rows] = False
-    starts = np.sort(ops.start[others])
-    inside = np.searchsorted(starts, hi, side="left") - np.searchsorted(starts, lo, side="left")
-    result: Mask = inside > 0
-    return result
 
 
 def _whole(a: Analysis) -> tuple[I64, I64] | None:
@@ -218,9 +185,8 @@ def _busy(trace: Trace) -> tuple[I64, I64]:
     return merge(gpu.start[timed], gpu.end[timed])
 
 
-def _steps(a: Analysis, rows: I64) -> list[Step]:
+def _steps(a: Analysis, names: list[str], lo: I64, hi: I64) -> list[Step]:
     trace = a.trace
-    lo, hi = trace.ops.start[rows], trace.ops.end[rows]
     busy = overlap_with(*_busy(trace), lo, hi)
     sync = a.sync
     blocked = overlap_with(sync.start, sync.end, lo, hi) if sync is not None else None
@@ -228,9 +194,12 @@ def _steps(a: Analysis, rows: I64) -> list[Step]:
     first, last, launched = _launched_work(a, lo, hi)
     ops = trace.ops.take((trace.ops.kind == OP) & (trace.ops.start >= 0))
     host_ops = overlap_with(*merge(ops.start, ops.end), lo, hi)
+    starts = np.sort(ops.start)
+    counts = np.searchsorted(starts, hi) - np.searchsorted(starts, lo)
+    parts = a.breakdown.ns if a.breakdown is not None else np.zeros((len(lo), 0), np.int64)
     return [
         Step(
-            name=trace.names[int(trace.ops.name[row])],
+            name=name,
             start=int(lo[i]),
             end=int(hi[i]),
             gpu_busy_ns=int(busy[i]),
@@ -240,8 +209,10 @@ def _steps(a: Analysis, rows: I64) -> list[Step]:
             device_end=int(last[i]),
             launched_ns=int(launched[i]),
             host_ops_ns=int(host_ops[i]),
+            ops=int(counts[i]),
+            parts=tuple(int(v) for v in parts[i]) if len(parts) == len(lo) else (),
         )
-        for i, row in enumerate(rows)
+        for i, name in enumerate(names)
     ]
 
 
@@ -262,25 +233,15 @@ def _launched_work(a: Analysis, lo: I64, hi: I64) -> tuple[I64, I64, I64]:
     """Per step: first start, last end (-1: none) and total time of the device work it launched."""
     gpu = a.trace.gpu
     timed = gpu.start >= 0
-    slot = _slot(_launch_times(a, timed), lo, hi)
-    start, end, inside = gpu.start[timed], gpu.end[timed], slot >= 0
+    which = slot(_launch_times(a, timed), lo, hi)
+    start, end, inside = gpu.start[timed], gpu.end[timed], which >= 0
     first = np.full(len(lo), np.iinfo(np.int64).max)
     last = np.full(len(lo), -1, np.int64)
-    np.minimum.at(first, slot[inside], start[inside])
-    np.maximum.at(last, slot[inside], end[inside])
-    launched = np.bincount(slot[inside], weights=(end - start)[inside], minlength=len(lo))
+    np.minimum.at(first, which[inside], start[inside])
+    np.maximum.at(last, which[inside], end[inside])
+    launched = np.bincount(which[inside], weights=(end - start)[inside], minlength=len(lo))
     first[last < 0] = -1
     return first, last, launched.astype(np.int64)
-
-
-def _slot(when: I64, lo: I64, hi: I64) -> I64:
-    """Index of the range [lo, hi) holding each time (-1: none); ranges sorted, disjoint."""
-    if len(lo) == 0:
-        return np.full(len(when), -1, np.int64)
-    slot = np.searchsorted(lo, when, side="right") - 1
-    inside = (slot >= 0) & (when < hi[np.maximum(slot, 0)])
-    result: I64 = np.where(inside, slot, -1)
-    return result
 
 
 # -- phases -----------------------------------------------------------------------------------
@@ -309,7 +270,7 @@ def _phase(
     (busy_start, busy_end), when, dur = work
     merged_start, merged_end = merge(start, end)
     inside = overlap_with(busy_start, busy_end, merged_start, merged_end)
-    launched = _slot(when, merged_start, merged_end) >= 0
+    launched = slot(when, merged_start, merged_end) >= 0
     return Phase(
         name=name,
         source=source,
@@ -365,17 +326,17 @@ def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[
     """Intervals clipped to the step that holds their start; with `span`, one interval per step
     from its first start to its last end (autograd operators are fragments of one phase)."""
     start, end = ranges
-    slot = _slot(start, lo, hi)
-    inside = slot >= 0
-    start, end, slot = start[inside], end[inside], slot[inside]
-    end = np.minimum(end, hi[slot])
+    which = slot(start, lo, hi)
+    inside = which >= 0
+    start, end, which = start[inside], end[inside], which[inside]
+    end = np.minimum(end, hi[which])
     if not span or len(start) == 0:
-        return start, end, slot
-    steps = unique(slot)
+        return start, end, which
+    steps = unique(which)
     first = np.full(len(lo), np.iinfo(np.int64).max)
     last = np.full(len(lo), np.iinfo(np.int64).min)
-    np.minimum.at(first, slot, start)
-    np.maximum.at(last, slot, end)
+    np.minimum.at(first, which, start)
+    np.maximum.at(last, which, end)
     return first[steps], last[steps], steps
 
 
@@ -410,7 +371,8 @@ def findings(a: Analysis, result: Steps) -> list[Finding]:
         "time_above_median_share": round(excess, 4),
         "slowest": {"name": slowest.name, "time_us": us(result.time(slowest))},
         "fastest": {"name": fastest.name, "time_us": us(result.time(fastest))},
-        "slowest_vs_median_us": {k: us(v) for k, v in delta.items()},
+        "slowest_vs_median_us": {k: us(v) for k, v in delta.items() if "ops" not in k},
+        "slowest_vs_median_ops": delta["ops"],
         "warmup_steps_left_out": result.warmup,
     }
     severity = "warning" if excess >= EXCESS_WARNING else "info"
@@ -425,42 +387,45 @@ def _still_warming(times: list[int]) -> bool:
 
 
 def _measure(result: Steps) -> str:
-    return "device span of each step's work" if result.timed_by == "device" else "wall"
+    return "on the device's clock" if result.timed_by == "device" else "wall"
 
 
 def _difference(result: Steps, step: Step) -> dict[str, float]:
-    """How a step differs from the median of each quantity over the steady steps (ns)."""
+    """How a step differs from the median of each quantity over the steady steps (ns; `ops`: a
+    count): its time, each part of the breakdown, and the operators it runs."""
     steady = result.steady
 
     def median(values: list[int]) -> float:
         return float(np.median(values))
 
-    if result.timed_by == "device":
-        work = median([s.launched_ns for s in steady])
-        return {
-            "time": step.device_ns - median([s.device_ns for s in steady]),
-            "gpu_busy": step.launched_ns - work,
-            "gpu_idle": (step.device_ns - step.launched_ns)
-            - median([s.device_ns - s.launched_ns for s in steady]),
-        }
-    delta = {
-        "time": step.wall_ns - median([s.wall_ns for s in steady]),
-        "gpu_busy": step.gpu_busy_ns - median([s.gpu_busy_ns for s in steady]),
-        "gpu_idle": step.idle_ns - median([s.idle_ns for s in steady]),
-    }
-    delta["host_ops"] = step.host_ops_ns - median([s.host_ops_ns for s in steady])
-    if step.sync_ns >= 0:
-        delta["sync"] = step.sync_ns - median([s.sync_ns for s in steady])
+    delta = {"time": result.time(step) - median([result.time(s) for s in steady])}
+    if step.parts and all(len(s.parts) == len(step.parts) for s in steady):
+        for i, part in enumerate(PARTS):
+            delta[part] = step.parts[i] - median([s.parts[i] for s in steady])
+    else:
+        delta["gpu_busy"] = step.gpu_busy_ns - median([s.gpu_busy_ns for s in steady])
+        delta["gpu_idle"] = step.idle_ns - median([s.idle_ns for s in steady])
+    delta["ops"] = step.ops - median([s.ops for s in steady])
+    delta["median_ops"] = median([s.ops for s in steady])
     return delta
 
 
+def _grown(delta: dict[str, float]) -> list[tuple[str, float]]:
+    """The parts (or busy / idle) that grew, largest first."""
+    keys = [k for k in (*PARTS, "gpu_busy", "gpu_idle") if k in delta]
+    return sorted(((k, delta[k]) for k in keys if delta[k] > 0), key=lambda kv: -kv[1])
+
+
 def _explain(delta: dict[str, float]) -> str:
-    parts = [f"{_signed(delta['gpu_busy'])} GPU busy", f"{_signed(delta['gpu_idle'])} GPU idle"]
-    if "host_ops" in delta:
-        parts.append(f"{_signed(delta['host_ops'])} of host operator time")
-    if abs(delta.get("sync", 0.0)) >= 1000:
-        parts.append(f"{_signed(delta['sync'])} blocked in host syncs")
-    return ", ".join(parts) + " against the median step"
+    grown = _grown(delta)[:3]
+    parts = [f"{_signed(ns)} {PART_LABELS.get(k, k.replace('_', ' '))}" for k, ns in grown]
+    text = ", ".join(parts) if parts else "no part grew"
+    ops = delta["ops"]
+    if ops:
+        text += f"; {int(abs(ops)):,} {'more' if ops > 0 else 'fewer'} operators"
+    else:
+        text += f"; the same {int(delta['median_ops']):,} operators"
+    return text + " against the median step"
 
 
 def _signed(ns: float) -> str:
@@ -468,19 +433,32 @@ def _signed(ns: float) -> str:
 
 
 def _variance_action(delta: dict[str, float]) -> str:
-    extra = max(delta["time"], 1.0)
-    if delta.get("sync", 0.0) >= 0.5 * extra:
-        return (
-            "A host sync runs in some steps only: find the .item(), .cpu(), print or logging "
-            "that runs every N steps and make it asynchronous or move it out of the loop."
-        )
-    if delta["gpu_busy"] >= 0.5 * extra:
+    grown = _grown(delta)
+    top = grown[0][0] if grown else ""
+    if top in ("compute", "exposed_comm", "copies", "gpu_busy"):
         return (
             "That step gives the GPU more work: inputs of varying size (sequence length, batch) "
             "or periodic extra work (evaluation, gradient-accumulation boundary); bucket or pad "
             "input shapes, and profile the periodic work separately."
         )
-    if delta.get("host_ops", 0.0) >= 0.5 * extra:
+    if top == "sync":
+        return (
+            "A host sync runs in some steps only: find the .item(), .cpu(), print or logging "
+            "that runs every N steps and make it asynchronous or move it out of the loop."
+        )
+    if top == "startup":
+        return (
+            "That step does first-call work (a new input shape compiles or picks its algorithms "
+            "again): pad or bucket input shapes, or run each shape once before measuring."
+        )
+    if top == "launch" and delta["ops"] <= 0.05 * max(delta["median_ops"], 1):
+        return (
+            "That step runs the same operators as the others, dispatched more slowly: something "
+            "else held the host then (another thread or process on its cores, Python's garbage "
+            "collector, a lower CPU clock); pin the process to its cores and check what else "
+            "runs (gc.freeze() after setup keeps the collector off long-lived objects)."
+        )
+    if top == "launch":
         return (
             "The host runs more operators in that step: look for work done every N steps "
             "(logging metrics, gradient clipping, learning-rate schedules, checkpointing) and "

@@ -4,20 +4,22 @@ between GPU work with what they were waiting on.
 Busy time counts kernels, memcpys and memsets; `gpu_user_annotation` spans lie over kernels and
 are never counted. Overlapping work on one stream (seen on ROCm and with programmatic dependent
 launch) is reported as clipped time.
+
+Gaps are the times no device of the trace works, between its first and last activity; what each
+was waiting on is the host state under it (`analysis.hoststate`, attached by `with_states`): a
+gap's state is the one holding most of its time, and the attribution sums each state's exact
+time over all gaps.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis._intervals import merge
 from gpuscope.analysis._unique import unique
-from gpuscope.analysis.launch import Links
-from gpuscope.analysis.sync import SyncStats
+from gpuscope.analysis.hoststate import STATES, Idle
 from gpuscope.trace.model import I64, Trace
 
 MICRO_GAP_NS = 10_000  # gaps under 10 µs: launch-overhead scale ("micro"); others "macro"
@@ -60,13 +62,11 @@ class Gaps:
     micro_count: int
     micro_ns: int
     histogram: list[tuple[float, float | None, int, int]]  # (lo µs, hi µs, count, ns)
-    attribution_ns: dict[str, int] = field(default_factory=dict)
-    attribution_count: dict[str, int] = field(default_factory=dict)
+    attribution_ns: dict[str, int] = field(default_factory=dict)  # exact ns per host state
+    attribution_count: dict[str, int] = field(default_factory=dict)  # gaps per dominant state
     largest: Gap | None = None
-    causes: I64 | None = None  # per gap, index into CAUSES (the order of the columns above)
+    causes: I64 | None = None  # per gap, its dominant state (index into hoststate.STATES)
     micro_attribution_ns: dict[str, int] = field(default_factory=dict)  # gaps < MICRO_GAP_NS
-    after_sync_ns: int = 0  # host_wait time in gaps that began with a blocking sync returning
-    after_sync_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,18 +100,14 @@ class Timeline:
         return next((d.span_ns for d in self.devices if d.device == device), self.span_ns)
 
 
-def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
+def timeline(trace: Trace) -> Timeline:
+    """Busy and span per device, and the gaps when no device works (their causes are attached by
+    `with_states`)."""
     gpu = trace.gpu
     devices: list[DeviceTimeline] = []
-    gap_lo: list[I64] = []
-    gap_hi: list[I64] = []
-    gap_next: list[I64] = []
-    gap_prev: list[I64] = []
-    gap_device: list[I64] = []
     for device in unique(gpu.device):
         rows = np.flatnonzero(gpu.device == device)
-        start, end = gpu.start[rows], gpu.end[rows]
-        merged_start, merged_end = merge(start, end)
+        merged_start, merged_end = merge(gpu.start[rows], gpu.end[rows])
         devices.append(
             DeviceTimeline(
                 device=int(device),
@@ -121,28 +117,64 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
                 last_ns=int(merged_end[-1]),
             )
         )
-        gap_lo.append(merged_end[:-1])
-        gap_hi.append(merged_start[1:])
-        gap_next.append(_first_row_at(rows, start, merged_start[1:]))
-        gap_prev.append(_last_row_at(rows, gpu.end[rows], merged_end[:-1]))
-        gap_device.append(np.full(len(merged_end) - 1, device, np.int64))
     clipped, overlaps = _same_stream_overlap(trace)
-    gaps = _gaps(trace, links, sync, _cat(gap_lo), _cat(gap_hi), _cat(gap_next))
-    gaps = replace(gaps, largest=_largest(gaps, gap_lo, gap_hi, gap_next, gap_prev, gap_device))
-    return Timeline(devices, gaps, clipped, overlaps)
+    rows = np.flatnonzero((gpu.start >= 0) & (gpu.dur >= 0))
+    busy_start, busy_end = merge(gpu.start[rows], gpu.end[rows])
+    lo, hi = busy_end[:-1], busy_start[1:]
+    nxt = _first_row_at(rows, gpu.start[rows], hi)
+    prev = _last_row_at(rows, gpu.end[rows], lo)
+    gaps = _gaps(lo, hi)
+    largest = None
+    if len(lo):
+        i = int(np.argmax(hi - lo))
+        largest = Gap(int(lo[i]), int(hi[i]), int(gpu.device[nxt[i]]), "unknown",
+                      int(prev[i]), int(nxt[i]))  # fmt: skip
+    return Timeline(devices, replace(gaps, largest=largest), clipped, overlaps)
 
 
-def _cat(parts: list[I64]) -> I64:
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+def with_states(line: Timeline, idle: Idle) -> Timeline:
+    """The timeline with each gap's cause: the host states under it (`idle` over the device's
+    active span, so its idle intervals are the timeline's gaps)."""
+    gaps = line.gaps
+    pieces = idle.pieces
+    ns = pieces.ns()
+    inside = (pieces.start >= _first(line)) & (pieces.end <= _last(line))
+    sums = np.bincount(pieces.state[inside], weights=ns[inside], minlength=len(STATES))
+    per_gap = np.zeros((len(idle.start), len(STATES)))
+    np.add.at(per_gap, (pieces.gap, pieces.state), ns)
+    dominant = per_gap.argmax(axis=1) if len(idle.start) else np.zeros(0, np.int64)
+    gap_ns = idle.end - idle.start
+    kept = (idle.start >= _first(line)) & (idle.end <= _last(line))
+    micro = kept & (gap_ns < MICRO_GAP_NS)
+    micro_sums = np.bincount(
+        pieces.state[inside & micro[pieces.gap]], weights=ns[inside & micro[pieces.gap]],
+        minlength=len(STATES),
+    )  # fmt: skip
+    counts = np.bincount(dominant[kept], minlength=len(STATES))
+    largest = gaps.largest
+    if largest is not None:
+        at = np.flatnonzero(idle.start == largest.start)
+        if len(at):
+            largest = replace(largest, cause=STATES[int(dominant[at[0]])])
+    return replace(
+        line,
+        gaps=replace(
+            gaps,
+            attribution_ns={name: int(sums[i]) for i, name in enumerate(STATES)},
+            attribution_count={name: int(counts[i]) for i, name in enumerate(STATES)},
+            micro_attribution_ns={name: int(micro_sums[i]) for i, name in enumerate(STATES)},
+            causes=dominant[kept],
+            largest=largest,
+        ),
+    )
 
 
-def _largest(gaps: Gaps, *columns: list[I64]) -> Gap | None:
-    lo, hi, nxt, prev, device = (_cat(c) for c in columns)
-    if len(lo) == 0:
-        return None
-    i = int(np.argmax(hi - lo))
-    cause = CAUSES[int(gaps.causes[i])] if gaps.causes is not None else "unknown"
-    return Gap(int(lo[i]), int(hi[i]), int(device[i]), cause, int(prev[i]), int(nxt[i]))
+def _first(line: Timeline) -> int:
+    return min(d.first_ns for d in line.devices) if line.devices else 0
+
+
+def _last(line: Timeline) -> int:
+    return max(d.last_ns for d in line.devices) if line.devices else 0
 
 
 def _last_row_at(rows: I64, end: I64, times: I64) -> I64:
@@ -183,7 +215,7 @@ def _same_stream_overlap(trace: Trace) -> tuple[int, int]:
     return clipped, count
 
 
-def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, nxt: I64) -> Gaps:
+def _gaps(lo: I64, hi: I64) -> Gaps:
     length = hi - lo
     histogram = []
     for i, low in enumerate(GAP_BINS_US):
@@ -191,104 +223,11 @@ def _gaps(trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, 
         inside = (length >= low * 1000) & (length < (high * 1000 if high is not None else 2**62))
         upper = float(high) if high is not None else None
         histogram.append((float(low), upper, int(inside.sum()), int(length[inside].sum())))
-    cause, after_sync = _attribute(trace, links, sync, lo, hi, nxt)
-    attribution_ns = {name: int(length[cause == i].sum()) for i, name in enumerate(CAUSES)}
-    attribution_count = {name: int((cause == i).sum()) for i, name in enumerate(CAUSES)}
     micro = length < MICRO_GAP_NS
-    micro_ns = {name: int(length[(cause == i) & micro].sum()) for i, name in enumerate(CAUSES)}
     return Gaps(
         count=len(length),
         total_ns=int(length.sum()),
         micro_count=int(micro.sum()),
         micro_ns=int(length[micro].sum()),
         histogram=histogram,
-        attribution_ns=attribution_ns,
-        attribution_count=attribution_count,
-        causes=cause,
-        micro_attribution_ns=micro_ns,
-        after_sync_ns=int(length[after_sync].sum()),
-        after_sync_count=int(after_sync.sum()),
     )
-
-
-CAUSES = ("sync_drain", "host_wait", "kernel_wait", "startup", "unknown")
-STARTUP_SHARE = 0.5  # start-up calls covering this share of a gap make it a start-up gap
-# host calls that are start-up work: module / code-object loads, library initialisation,
-# allocations, run-time compilation
-STARTUP_CALLS = re.compile(
-    r"^(?:cu|hip)Module(?:Load|GetFunction|GetGlobal)|^cuLibrary(?:Load|GetKernel)|"
-    r"^__(?:cuda|hip)Register(?:FatBinary|Function)|^hsa_(?:executable|code_object)_|"
-    r"^(?:cublas|cublasLt|cudnn|hipblas|hipblasLt|rocblas|miopen|cufft|hipfft)_?[Cc]reate|"
-    r"^(?:nccl|rccl)CommInit|^(?:cuda|hip)Malloc(?:Managed|Host|Async)?$|^cuMem(?:Alloc|Create)|"
-    r"^(?:nvrtc|hiprtc)|^(?:cuda|hip)(?:Set)?Device(?:Reset|PrimaryCtx)|^cuCtxCreate|^cuInit$"
-)
-
-
-def _attribute(
-    trace: Trace, links: Links, sync: SyncStats | None, lo: I64, hi: I64, nxt: I64
-) -> tuple[I64, Any]:
-    """Why the device idled in each gap.
-
-    startup: start-up calls (module / code-object loads, library initialisation, allocations,
-    run-time compilation) fill at least half of the gap, or lie in a gap that ends in a
-    kernel's first launch (a library loading its code, e.g. rocBLAS's Tensile kernels: the time
-    before the load is the library reading its files) — cold start, not the steady loop.
-    sync_drain: a blocking sync returned inside the gap and the next launch followed soon after —
-    the queue was empty because the host waited. When the host instead spent longer after the
-    sync returned than the device took to drain, the gap is that host time: host_wait.
-    host_wait: the next op's launch call began after the gap began — the device waited for the
-    host. kernel_wait: the next op was already launched — it waited on a dependency, an event or
-    the launch queue. unknown: the next op has no linked launch.
-    """
-    cause = np.full(len(lo), CAUSES.index("unknown"), np.int64)
-    after_sync = np.zeros(len(lo), bool)
-    if len(lo) == 0:
-        return cause, after_sync
-    host_index = links.host_index[nxt]
-    launched_at = take(trace.host.start, host_index, -1)
-    linked = host_index >= 0
-    cause[linked & (launched_at >= lo)] = CAUSES.index("host_wait")
-    cause[linked & (launched_at < lo)] = CAUSES.index("kernel_wait")
-    if sync is not None and len(sync.end):
-        # a sync interval ending within [lo, hi]
-        pos = np.minimum(np.searchsorted(sync.end, lo, side="left"), len(sync.end) - 1)
-        returned = sync.end[pos]
-        ended = (returned >= lo) & (returned <= hi)
-        next_launch = np.where(linked & (launched_at >= returned), launched_at, hi)
-        host_after = next_launch - returned  # the host's own time once the sync had returned
-        drained = ended & (host_after <= returned - lo)
-        cause[drained] = CAUSES.index("sync_drain")
-        after_sync = ended & ~drained
-        cause[after_sync] = CAUSES.index("host_wait")
-    share = _startup_share(trace, lo, hi)
-    first = _first_dispatch(trace, nxt)  # a library loads a kernel's code on its first launch
-    startup = (share >= STARTUP_SHARE) | ((share > 0) & first)
-    cause[startup] = CAUSES.index("startup")
-    return cause, after_sync & ~startup
-
-
-def _first_dispatch(trace: Trace, rows: I64) -> Any:
-    """Per row of trace.gpu in `rows`: is it the first dispatch of its kernel in the trace?"""
-    gpu = trace.gpu
-    order = np.argsort(gpu.start, kind="stable")
-    _, first = np.unique(gpu.name[order], return_index=True)
-    is_first = np.zeros(len(gpu), bool)
-    is_first[order[first]] = True
-    return is_first[rows]
-
-
-def _startup_share(trace: Trace, lo: I64, hi: I64) -> Any:
-    """Per gap: the share of it covered by start-up host calls (their union, any thread)."""
-    host = trace.host
-    share = np.zeros(len(lo))
-    if not len(host) or not len(lo):
-        return share
-    names = unique(host.name)
-    wanted = names[[bool(STARTUP_CALLS.search(trace.names[int(n)])) for n in names]]
-    rows = np.flatnonzero(np.isin(host.name, wanted))
-    if not len(rows):
-        return share
-    starts, ends = merge(host.start[rows], host.end[rows])  # sorted, disjoint
-    covered = overlap_with(starts, ends, lo, hi)
-    length = np.maximum(hi - lo, 1)
-    return covered / length
