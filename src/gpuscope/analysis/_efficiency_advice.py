@@ -23,12 +23,15 @@ PROFILE_EAGER = (
     "Profile one eager step (without graph capture) with torch.profiler(record_shapes=True) so "
     "each GEMM's M, N, K are linked to its kernels."
 )
+PROFILE_EAGER_SHAPES_ON = (
+    "Profile one eager step (without graph capture) so each GEMM's M, N, K are linked to its "
+    "kernels: record_shapes was on, but graph replays carry no operator."
+)
 TUNE = (
     "Tune the slow shapes: PyTorch TunableOp (PYTORCH_TUNABLEOP_ENABLED=1) searches the "
     "hipBLASLt / cuBLASLt algorithms for each shape; pad M, N, K to multiples of 64/128 (odd "
-    "sizes such as 1000 or 50257 leave tiles half empty); fuse GEMMs that share an input (one QKV "
-    'projection instead of three); torch.compile(mode="max-autotune") tries Triton / CUTLASS '
-    "templates per shape."
+    "sizes such as 1000 or 50257 leave tiles half empty); fuse GEMMs that share an input{fuse}; "
+    'torch.compile(mode="max-autotune") tries Triton / CUTLASS templates per shape.'
 )
 FEWER_FLOPS = (
     "GEMM-heavy and efficient: only fewer FLOPs will help — a smaller model, quantization "
@@ -37,14 +40,24 @@ FEWER_FLOPS = (
 SMALL = (
     "Small GEMMs cannot fill the device and memory-bound ones are paced by bytes, not FLOPs: "
     "batch more tokens or sequences per step (each weight read then serves more rows), fuse "
-    "projections that read the same activations (QKV, gate/up), use weight-only quantization "
+    "projections that read the same activations{fuse}, use weight-only quantization "
     "(INT8/INT4/FP8 weights) to cut the bytes read, and CUDA/HIP graphs to remove launch gaps."
 )
+# which projections to name: Q, K and V only where attention runs, and not to a serving engine
+# (vLLM and SGLang load them as one fused QKV projection already)
+FUSE = {
+    "attention": " (one QKV projection instead of three, gate and up as one)",
+    "no-attention": " (gate and up as one, or any two projections of the same activations)",
+    "serving": " (the engine fuses QKV and gate/up already: look at the ones it does not)",
+}
 
 
-def gemm_efficiency(part: dict[str, Any], bound: str = "") -> Finding | None:
+def gemm_efficiency(
+    part: dict[str, Any], bound: str = "", shapes_on: bool = False, fuse: str = "attention"
+) -> Finding | None:
     """The finding on the efficiency part; `bound` is the verdict: an efficient GEMM set is
-    advice about FLOPs only when the GPU sets the pace."""
+    advice about FLOPs only when the GPU sets the pace. `shapes_on`: record_shapes was on;
+    `fuse`: which projections fusing would name (a FUSE key)."""
     share = part.get("gemm_share")
     if share is None or share < GEMM_SHARE_FIRES:
         return None
@@ -60,12 +73,15 @@ def gemm_efficiency(part: dict[str, Any], bound: str = "") -> Finding | None:
             if graphs
             else "GEMM operators without recorded Input Dims, or kernels not linked to an operator"
         )
+        action = PROFILE_SHAPES
+        if graphs:
+            action = PROFILE_EAGER_SHAPES_ON if shapes_on else PROFILE_EAGER
         return finding(
             "gemm-efficiency",
             "info",
             f"{head}, but their shapes are known for only {coverage:.0%} of that time ({why}): "
             f"efficiency is not judged below {COVERAGE:.0%}",
-            (PROFILE_EAGER if graphs else PROFILE_SHAPES),
+            action,
             evidence,
         )
     if part.get("peaks") is None:
@@ -80,10 +96,12 @@ def gemm_efficiency(part: dict[str, Any], bound: str = "") -> Finding | None:
         )
     head = f"GEMMs take {share:.0%} of kernel time (looked at from ≥ {GEMM_SHARE_FIRES:.0%}; "
     head += f"shapes known for {coverage:.0%} of it)"
-    return _judged(part, head, evidence, bound)
+    return _judged(part, head, evidence, bound, FUSE.get(fuse, FUSE["no-attention"]))
 
 
-def _judged(part: dict[str, Any], head: str, evidence: dict[str, Any], bound: str) -> Finding:
+def _judged(
+    part: dict[str, Any], head: str, evidence: dict[str, Any], bound: str, fuse: str
+) -> Finding:
     gemm = part["families"]["gemm"]
     total = gemm["time_us"] or 1.0
     by = part["gemm_by_size"]
@@ -105,6 +123,7 @@ def _judged(part: dict[str, Any], head: str, evidence: dict[str, Any], bound: st
             "datasheet bandwidth"
         )
     severity, verdict, action = _verdict(part, big, total)
+    action = action.replace("{fuse}", fuse)
     message = "; ".join(clauses) + (f" — {verdict}" if verdict else "")
     if bound and bound != "gpu-bound":
         action += (

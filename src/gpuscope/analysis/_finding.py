@@ -19,6 +19,7 @@ CAUSES = (
     "host-launch",  # the host cannot launch work as fast as the GPU runs it
     "host-sync",  # blocking synchronisations drain the device queue
     "host-work",  # other host work between steps (data loading, Python, logging)
+    "dependency",  # the next work was queued, waiting on an event, a stream or a collective
     "copies",  # host↔device copies
     "unified-memory",  # page migrations of managed memory
     "cold-start",  # first-call work: module loads, compilation, allocator growth

@@ -195,18 +195,20 @@ def _verdict_text(a: Analysis, host_ns: int) -> str:
     line = a.timeline
     if a.verdict.bound != "cpu-bound" or line is None or not line.device_span_ns or not host_ns:
         return ""
-    waiting = line.gaps.attribution_ns.get("host_wait", 0)
+    waiting = line.gaps.attribution_ns.get("launch", 0) + line.gaps.attribution_ns.get(
+        "host_work", 0
+    )
     removable = min(host_ns, waiting)
     span = line.device_span_ns
     best = line.busy_ns / (span - removable) if span > removable else 1.0
     if best < GPU_BOUND_UTILIZATION:
         return (
-            f". Even if all of it fell in the GPU's host-wait gaps ({fmt.duration(us(waiting))}),"
+            f". Even if all of it fell in the GPU's host-late gaps ({fmt.duration(us(waiting))}),"
             f" the GPU would be busy at most {best:.0%} of its span: the CPU-bound verdict stands,"
             " the host times are inflated"
         )
     return (
-        f". Taken out of the GPU's host-wait gaps ({fmt.duration(us(waiting))}), it could leave "
+        f". Taken out of the GPU's host-late gaps ({fmt.duration(us(waiting))}), it could leave "
         f"the GPU busy up to {best:.0%} of its span (GPU-bound from "
         f"{GPU_BOUND_UTILIZATION:.0%}): the CPU-bound verdict may be the profiler's doing"
     )

@@ -7,6 +7,8 @@ for a CUDA / HIP C++ program. A cause the program kind has no lever for gets the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuscope.analysis.program import Program
 
 
@@ -285,18 +287,36 @@ def profile_shapes(p: Program, profiler: str = "") -> str:
     return f"Collect counters ({tool}) for the GEMM kernels"
 
 
+def _ggml_quant(p: Program) -> str:
+    """Another quantization type to measure against the one the matmuls run on now."""
+    types = list((p.evidence.get("quant_types") or {}).keys())
+    if not types:
+        return "a quantization type whose kernels suit this GPU (Q4_0 / Q8_0 against the K-quants)"
+    now = types[0]
+    other = (
+        "Q4_K_M or Q8_0"
+        if now in ("Q4_0", "Q4_1", "Q5_0", "Q5_1")
+        else ("Q4_0 or Q8_0" if now.endswith("_K") else "Q8_0 or Q4_K_M")
+    )
+    runs = ", ".join(types[:3])
+    return (
+        f"the quantization type: the matmuls run {runs} now (read from the kernels' ggml_type); "
+        f"measure the same model in {other}, whose kernels may suit this GPU better"
+    )  # fmt: skip
+
+
 def gemm_tuning(p: Program) -> str:
     """How to make slow GEMMs faster, in this program's terms."""
     if p.is_("pytorch"):
         return (
             "tune them (PyTorch TunableOp: PYTORCH_TUNABLEOP_ENABLED=1; hipBLASLt / cuBLASLt "
-            "algorithm selection), pad dimensions to multiples of 64, fuse projections (one QKV "
-            "GEMM instead of three)"
+            "algorithm selection), pad dimensions to multiples of 64, and fuse projections that "
+            "read the same activations"
         )
     if p.is_("jax"):
         return (
             "let XLA autotune them (XLA_FLAGS=--xla_gpu_autotune_level=4), pad dimensions to "
-            "multiples of 64, fuse projections (one QKV matmul instead of three)"
+            "multiples of 64, and fuse projections that read the same activations"
         )
     if p.is_("ggml"):
         blas = "hipBLAS" if p.vendor == "amd" else "cuBLAS"
@@ -304,12 +324,203 @@ def gemm_tuning(p: Program) -> str:
             "compare llama.cpp's two matmul paths on this GPU: its own quantized kernels "
             f"(mul_mat_q, MMQ) against dequantization + {blas} (build with "
             "-DGGML_CUDA_FORCE_MMQ=ON or -DGGML_CUDA_FORCE_CUBLAS=ON; the HIP build takes the "
-            "same options), try larger "
-            "physical batches for prompt processing (-ub 1024 / 2048) and a quantization type "
-            "whose kernels suit this GPU (Q4_0 / Q8_0 against the K-quants)"
+            "same options), try larger physical batches for prompt processing (-ub 1024 / "
+            f"2048), and {_ggml_quant(p)}"
         )
     return (
         "ask the BLAS library for more candidate algorithms and time them (cublasLtMatmulAlgo"
         "GetHeuristic / hipblasLtMatmulAlgoGetHeuristic with more results, or the rocblas-bench / "
         "hipblaslt-bench tuning tools), and pad dimensions to multiples of 64"
     )
+
+
+# -- the causes of the step-time breakdown (analysis.causes) ----------------------------------
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """What the trace shows around launch / dispatch time."""
+
+    graphs: bool  # most kernels already replay from graph launches
+    syncs_per_step: float  # blocking syncs per step (0 when the step does not sync)
+    compiled_share: float  # share of the dispatch time inside torch.compile'd code
+    optimizer_share: float  # share of the dispatch time inside the optimizer step
+    short_kernels: bool  # most kernels run under 10 µs
+
+
+def launch(p: Program, c: LaunchContext) -> str:
+    """The host dispatches the next work more slowly than the device runs it."""
+    if p.is_("pytorch"):
+        text = _pytorch_launch(p, c)
+    elif p.is_("jax") and c.graphs:
+        text = host_launch(p, short_kernels=c.short_kernels)
+    else:
+        text = _BY_KIND.get(p.kind, _GENERIC_LAUNCH)(p)
+    if c.syncs_per_step and not c.graphs:
+        text = (
+            f"The step syncs {c.syncs_per_step:g} times, and a graph cannot capture a step that "
+            f"syncs: remove those syncs first (sync-overhead); then: {text[0].lower()}{text[1:]}"
+        )
+    return text
+
+
+def _pytorch_launch(p: Program, c: LaunchContext) -> str:
+    serving = next((t for t in p.traits if t.startswith("serving:")), "")
+    if c.graphs:
+        return (
+            f"Kernels already replay as {p.graphs}: the host is late between replays. Cut the "
+            "host work around each replay (scheduling, sampling, detokenization for a server; "
+            "data, logging for training), overlap it with the running graph, or capture more "
+            "of the step in one graph."
+        )
+    if serving == "serving:vllm":
+        return (
+            f"vLLM runs this work kernel by kernel: serve with {p.graphs} (leave enforce_eager "
+            "off / no --enforce-eager) and make the captured batch sizes cover the ones served "
+            "(compilation_config cudagraph_capture_sizes, max_num_seqs)."
+        )
+    if serving == "serving:sglang":
+        return (
+            f"SGLang runs this work kernel by kernel: keep {p.graphs} on (no "
+            "--disable-cuda-graph) and raise --cuda-graph-max-bs to cover the batch sizes "
+            "served."
+        )
+    if c.compiled_share >= 0.5:
+        text = (
+            "The step is compiled but its kernels are launched one by one: torch.compile(mode="
+            f'"reduce-overhead") replays the compiled code as {p.graphs}'
+        )
+    else:
+        text = (
+            f"Capture the step as {p.graphs} (torch.cuda.graphs, or torch.compile(mode="
+            '"reduce-overhead")) and fuse its small kernels (torch.compile)'
+        )
+    if c.optimizer_share >= 0.1:
+        text += (
+            f"; {c.optimizer_share:.0%} of the dispatch is the optimizer step: compile it too "
+            "(torch.compile around optimizer.step()) or create the optimizer with fused=True"
+        )
+    return text + "."
+
+
+@dataclass(frozen=True)
+class HostWorkContext:
+    """What the trace shows of the host's own work."""
+
+    dataloader: str  # "single" (num_workers=0), "workers", "" (none seen)
+    stack_recorded: bool  # Python frames are in the trace (with_stack=True)
+    where: list[str]  # what the critical path names there (frames, annotations, "after op")
+    graphs: bool = False  # the kernels replay from graphs: the work is between replays
+    after_sync: bool = False  # most of it follows a blocking sync (it could overlap the GPU)
+
+
+def host_work_outside(p: Program, c: HostWorkContext) -> str:
+    """The host runs its own code (no operator open) while the device waits."""
+    where = f" ({', '.join(c.where[:2])})" if c.where else ""
+    if c.graphs and not c.dataloader:
+        return (
+            f"Kernels already replay as {p.graphs}: the host is late between replays, with no "
+            f"operator open{where}. Cut that host work (scheduling, sampling, detokenization "
+            "for a server; data, logging for training) or overlap it with the running graph."
+        )
+    if p.is_("pytorch") and c.dataloader == "single":
+        return (
+            "The DataLoader builds each batch on the training thread (num_workers=0): give it "
+            "worker processes (num_workers=4–8, persistent_workers=True, prefetch_factor=2 or "
+            "more) so the next batch is ready before the step needs it, with pin_memory=True; "
+            "or move the per-sample transforms to the GPU."
+        )
+    if c.after_sync and not c.dataloader:
+        return host_after_sync(p)
+    if p.is_("pytorch") and c.dataloader == "workers":
+        return (
+            "The DataLoader's workers cannot keep up with the step: add workers, make the "
+            "per-sample work (decoding, augmentation) cheaper or move it to the GPU, and raise "
+            "prefetch_factor."
+        )
+    if p.is_("pytorch"):
+        stack = (
+            ""
+            if c.stack_recorded
+            else ("; profile once with with_stack=True to see the Python it runs")
+        )
+        return (
+            f"Find the host work that runs with no operator open{where} — data preparation, "
+            "Python bookkeeping, logging, checkpointing, sleeps: make it cheaper, move it to "
+            "another thread or process, or start the step's GPU work first so that it overlaps"
+            f"{stack}."
+        )  # fmt: skip
+    return host_work(p)
+
+
+def sync_once_per_step(p: Program) -> str:
+    """Blocking syncs in the step: each empties the device's queue."""
+    return host_sync(p)
+
+
+@dataclass(frozen=True)
+class CopyContext:
+    """What the trace shows of its host↔device copies."""
+
+    pageable_share: float  # copies from pageable host memory, of all of them
+    near_link: bool  # the pinned copies already run near the host link's rate
+
+
+def copies_for(p: Program, c: CopyContext) -> str:
+    """Host↔device copies on the device's timeline, with nothing else running."""
+    if p.is_("pytorch") and c.pageable_share >= 0.5:
+        return (
+            "Copy from pinned memory: pin_memory=True in the DataLoader, or pin a reused host "
+            "buffer once (tensor.pin_memory()), then .to(device, non_blocking=True): pinned "
+            "copies run near the host link's rate and can overlap compute, while pageable ones "
+            "are staged through the CPU at a fraction of it."
+        )
+    if p.is_("pytorch") and c.near_link:
+        return (
+            "The copies already run near the host link's rate: move fewer bytes — keep the data "
+            "on the GPU across steps, send it in a smaller type (uint8, bf16) and convert on "
+            "the GPU — or hide them behind compute (non_blocking copies on a side stream into a "
+            "second buffer while the step runs on the first)."
+        )
+    if p.is_("cuda-cpp", "hip-cpp") and c.pageable_share >= 0.5:
+        api = "hip" if p.is_("hip-cpp") else "cuda"
+        return (
+            f"Copy from page-locked memory ({api}HostAlloc / {api}HostRegister) with "
+            f"{api}MemcpyAsync on a stream of its own: pageable copies are staged through the "
+            "CPU at a fraction of the link's rate and cannot overlap kernels."
+        )
+    return copies(p)
+
+
+def dependency() -> str:
+    """The next work was already queued: it waited on the device's side."""
+    return (
+        "Find what the queued work waited for: the event it depends on (a stream-wait on an "
+        "event before the gap), the other stream's work or collective, or another process "
+        "sharing the GPU. Overlap that work or remove the dependency; it is not host overhead, "
+        "so graphs or fusion will not shorten it."
+    )
+
+
+def host_late(p: Program, profiler: str, at_start: bool) -> str:
+    """Dispatched late, with no host timeline to say why."""
+    record = {
+        "rocprof": "rocprof --hip-trace (or --sys-trace)",
+        "rocprofv3": "rocprofv3 --hip-trace (or --sys-trace)",
+        "rocpd": "rocprofv3 --hip-trace (or --sys-trace)",
+    }.get(profiler, "the profiler's host API trace")
+    text = f"Record the host side too ({record}) to see what the host did before each dispatch"
+    if at_start and p.is_("ggml"):
+        text = (
+            "Most of it is at the start: model loading and warm-up, not generation. Measure "
+            "after the model is loaded (llama-bench, or leave the start out of the profile); "
+            + text[0].lower()
+            + text[1:]
+        )
+    elif at_start:
+        text = (
+            "Most of it is at the start (loading, warm-up): leave the start out of the profile; "
+            + text[0].lower()
+            + text[1:]
+        )
+    return text + "."

@@ -12,12 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuscope.analysis import causes, coldstart
 from gpuscope.analysis import findings as findings_mod
 from gpuscope.analysis import integrity as integrity_mod
 from gpuscope.analysis._intervals import union_length
 from gpuscope.analysis._unique import unique
+from gpuscope.analysis.breakdown import Breakdown, breakdown, hoststate_window
 from gpuscope.analysis.categories import Classification, Rules, classify, load_rules, parent_ops
+from gpuscope.analysis.critical import CriticalPath, critical_path
 from gpuscope.analysis.extras import Extra, extra_findings, run_extras
+from gpuscope.analysis.hoststate import idle_states
 from gpuscope.analysis.hotspots import (
     CopyKind,
     KernelGroup,
@@ -30,8 +34,9 @@ from gpuscope.analysis.inputs import Inputs, inputs
 from gpuscope.analysis.launch import LaunchStats, Links, launch_stats, link
 from gpuscope.analysis.program import Program, program
 from gpuscope.analysis.regions import Region, regions
+from gpuscope.analysis.stepranges import StepRanges, device_timed, find_steps
 from gpuscope.analysis.sync import SyncStats, sync_stats
-from gpuscope.analysis.timeline import Timeline, timeline
+from gpuscope.analysis.timeline import Timeline, timeline, with_states
 from gpuscope.analysis.verdict import Verdict, unknown_verdict, verdict
 from gpuscope.trace import Progress
 from gpuscope.trace.model import I32, OP, Trace
@@ -61,6 +66,10 @@ class Analysis:
     cpu_busy_ns: int | None
     window_ns: int | None
     verdict: Verdict
+    steps: StepRanges
+    cold: coldstart.Detected
+    breakdown: Breakdown | None  # the step-time breakdown (None without a timeline)
+    critical: CriticalPath | None
     program: Program = field(default_factory=lambda: Program("unknown"))
     regions: list[Region] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
@@ -113,8 +122,17 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
     links = link(trace)
     window = _window(trace) if available.timeline else None
     sync = sync_stats(trace, links, window or 0) if available.sync else None
-    line = timeline(trace, links, sync) if available.timeline else None
     launch = launch_stats(trace, links)
+    host_steps = find_steps(trace)
+    cold = coldstart.detect(trace, links)
+    kind = program(trace)
+    steps, line, parts, path = host_steps, None, None, None
+    if available.timeline:
+        steps = device_timed(trace, links, host_steps)
+        idle = idle_states(trace, links, hoststate_window(trace, steps), cold.intervals())
+        parts = breakdown(trace, classes, steps, idle, host_steps)
+        path = critical_path(trace, parts)
+        line = with_states(timeline(trace), idle)
     partial = Analysis(
         trace=trace,
         inputs=available,
@@ -130,17 +148,23 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
         timeline=line,
         cpu_busy_ns=_cpu_busy(trace) if available.cpu else None,
         window_ns=window,
-        verdict=verdict(line, sync, launch if available.launch else None, trace)
-        if line
+        verdict=verdict(line, launch if available.launch else None, trace, parts, kind.kind)
+        if line is not None and parts is not None
         else unknown_verdict(trace),
-        program=program(trace),
+        steps=steps,
+        cold=cold,
+        breakdown=parts,
+        critical=path,
+        program=kind,
         regions=regions(trace) if trace.provides("markers") else [],
         top=top,
     )
     partial = dataclasses.replace(partial, extras=run_extras(partial))
     return dataclasses.replace(
         partial,
-        findings=findings_mod.findings(partial) + extra_findings(partial),
+        findings=causes.findings(partial)
+        + findings_mod.findings(partial)
+        + extra_findings(partial),
         integrity=integrity_mod.integrity(partial),
     )
 

@@ -319,7 +319,13 @@ def to_dict(result: Result) -> dict[str, Any]:
 
 
 def findings(a: Analysis, result: Result) -> list[Finding]:
-    found = advice.gemm_efficiency(to_dict(result), a.verdict.bound)
+    shapes_on = bool(a.trace.meta.extra.get("record_shapes")) or bool(
+        (a.trace.ops.input_dims >= 0).any()
+    )
+    serving = any(t.startswith("serving:") for t in a.program.traits)
+    attention = a.categories.get("attention", (0, 0))[1] > 0
+    fuse = "serving" if serving else "attention" if attention else "no-attention"
+    found = advice.gemm_efficiency(to_dict(result), a.verdict.bound, shapes_on, fuse)
     return [found] if found is not None else []
 
 

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis._finding import Finding, finding, us
-from gpuscope.analysis._intervals import merge, overlap_with, take
+from gpuscope.analysis._finding import Finding, us
+from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._unique import unique, unique_inverse
+from gpuscope.analysis.hoststate import STATES
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.document.names import short_name
@@ -194,44 +195,13 @@ def user_callers(trace: Trace) -> I64:
 
 
 def host_wait_gaps(a: Analysis) -> tuple[I64, I64] | None:
-    """Device idle intervals whose next op was launched after the idle began and in which no
-    blocking sync ended (the timeline's host-wait gaps), merged; None without a timeline or
-    launch links to tell."""
-    if a.timeline is None or not a.inputs.launch:
+    """The device's idle time during which its host was dispatching work or doing its own (the
+    `launch` and `host_work` host states), merged; None without a timeline or launch links."""
+    if a.breakdown is None or not a.inputs.launch:
         return None
-    gpu = a.trace.gpu
-    lows: list[I64] = []
-    highs: list[I64] = []
-    for device in unique(gpu.device):
-        rows = np.flatnonzero((gpu.device == device) & (gpu.start >= 0))
-        if len(rows) > 1:
-            lo, hi = _waiting_gaps(a, rows)
-            lows.append(lo)
-            highs.append(hi)
-    if not lows:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return merge(np.concatenate(lows), np.concatenate(highs))
-
-
-def _waiting_gaps(a: Analysis, rows: I64) -> tuple[I64, I64]:
-    gpu, host = a.trace.gpu, a.trace.host
-    busy_start, busy_end = merge(gpu.start[rows], gpu.end[rows])
-    lo, hi = busy_end[:-1], busy_start[1:]
-    order = rows[np.argsort(gpu.start[rows], kind="stable")]
-    nxt = order[np.searchsorted(gpu.start[order], hi)]  # the op that ends each gap
-    launcher = a.links.host_index[nxt]
-    waiting = (launcher >= 0) & (take(host.start, launcher, -1) >= lo) & ~_sync_ended(a, lo, hi)
-    return lo[waiting], hi[waiting]
-
-
-def _sync_ended(a: Analysis, lo: I64, hi: I64) -> Mask:
-    """Gaps in which a blocking sync ended: the timeline calls them sync-drain, not host-wait."""
-    ends = a.sync.end if a.sync is not None else np.zeros(0, np.int64)
-    if len(ends) == 0:
-        return np.zeros(len(lo), bool)
-    pos = np.minimum(np.searchsorted(ends, lo, side="left"), len(ends) - 1)
-    ended: Mask = (ends[pos] >= lo) & (ends[pos] <= hi)
-    return ended
+    pieces = a.breakdown.idle.pieces
+    late = np.isin(pieces.state, [STATES.index("launch"), STATES.index("host_work")])
+    return merge(pieces.start[late], pieces.end[late])
 
 
 # -- the analysis -----------------------------------------------------------------------------
@@ -426,108 +396,9 @@ def _share(part: float, whole: float) -> float:
 
 
 def findings(a: Analysis, result: HostOps) -> list[Finding]:
-    """When the verdict is CPU-bound: the framework operators that fill the host-wait gaps (a
-    PyTorch program's: its advice is about aten operators)."""
-    wait = result.host_wait
-    if a.verdict.bound != "cpu-bound" or wait is None or wait.op_self_ns == 0:
-        return []
-    if not a.program.is_("pytorch"):
-        return []
-    ranked = result.by_wait[:5]
-    if not ranked:
-        return []
-    top = ranked[0]
-    span = result.gpu_span_ns or 0
-    severity = "warning" if span and top.wait_ns / span >= HOTSPOT_WARNING_SHARE else "info"
-    named = "; ".join(_hotspot_text(s, wait.op_self_ns) for s in ranked[:3])
-    covered = wait.covered_ns / wait.gap_ns if wait.gap_ns else 0.0
-    message = (
-        f"the GPU waited for the host in {wait.gaps:,} gaps ({fmt.duration(us(wait.gap_ns))}); "
-        f"an operator was running {covered:.0%} of that time. Of the operator self time in "
-        f"those gaps ({fmt.duration(us(wait.op_self_ns))}, all threads): {named} (a warning "
-        f"when one operator's time there is ≥ {HOTSPOT_WARNING_SHARE:.0%} of the GPU's span)"
-    )
-    return [
-        finding(
-            "host-hotspots",
-            severity,
-            message,
-            _action(result, covered, _context(a), _compiled(a)),
-            {
-                "host_wait_gaps": wait.gaps,
-                "host_wait_gap_us": us(wait.gap_ns),
-                "op_self_in_gaps_us": us(wait.op_self_ns),
-                "covered_share": round(covered, 4),
-                "ops": [
-                    {
-                        "name": s.name,
-                        "self_in_gaps_us": us(s.wait_ns),
-                        "share": round(s.wait_ns / wait.op_self_ns, 4),
-                        "caller": s.caller or None,
-                    }
-                    for s in ranked
-                ],
-            },
-            impact_ns=wait.op_self_ns,
-            cause="host-launch",
-        )
-    ]
-
-
-def _hotspot_text(stat: OpStat, total: int) -> str:
-    caller = f" (called from {stat.caller})" if stat.caller else ""
-    return f"{stat.name} {stat.wait_ns / total:.0%}{caller}"
-
-
-def _context(a: Analysis) -> str:
-    """What the host's lateness calls for: 'graphs' (already replayed from CUDA/HIP graphs),
-    'short' (most kernels shorter than a launch: graphs help) or 'long' (they do not)."""
-    launch = a.launch
-    if not launch.kernels:
-        return "long"
-    if launch.graph_kernels / launch.kernels >= GRAPH_REPLAYED:
-        return "graphs"
-    return "short" if launch.short_kernels / launch.kernels >= SHORT_KERNELS else "long"
-
-
-def _compiled(a: Analysis) -> bool:
-    """torch.compile'd code ran: AOTAutograd's CompiledFunction ops or Dynamo's ranges."""
-    names = a.trace.names
-    return any(COMPILED.match(names[i]) for i in unique(a.trace.ops.name))
-
-
-def _action(result: HostOps, covered: float, context: str, compiled: bool) -> str:
-    fuse = (
-        "the model already runs torch.compile'd code, so look at what runs outside its graphs "
-        "(graph breaks, Python between them)"
-        if compiled
-        else "fuse chains of small ops (torch.compile)"
-    )
-    text = (
-        f"Cut the host time of these operators: {fuse}, replace Python loops and per-element "
-        "indexing with batched tensor ops"
-    )
-    if any(s.name.startswith("aten::_foreach_") for s in result.by_wait[:3]):
-        text += ", create the optimizer with fused=True (one launch per step, not foreach ops)"
-    text += {
-        "graphs": "; most kernels already replay from CUDA/HIP graphs, so this is the host work "
-        "between the replays.",
-        "short": "; most kernels are shorter than their launch, so once the step's host work is "
-        "small, capture it in a CUDA/HIP graph (torch.compile(mode='reduce-overhead'), "
-        "torch.cuda.graphs).",
-        "long": "; the kernels are long enough that graphs would save little.",
-    }[context]
-    if covered < 0.5:
-        where = (
-            "the host operators section lists their Python callers"
-            if result.callers
-            else "profile once with with_stack=True to see the Python between the operators"
-        )
-        text += (
-            f" No operator ran in {1 - covered:.0%} of the gap time: the host was in Python, "
-            f"data loading or other threads ({where})."
-        )
-    return text
+    """None: the operators that fill the host-wait gaps are the launch / dispatch cause's
+    evidence (`analysis.causes`), its critical path names them; this section lists them all."""
+    return []
 
 
 def section(part: dict[str, Any]) -> Section:

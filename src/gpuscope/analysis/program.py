@@ -55,6 +55,16 @@ _JULIA = re.compile(
     r"ROCDeviceArray|CuDeviceArray|ROCKernelContext|CuKernelContext|KernelAbstractions|"
     r"\bjulia_|GPUArrays|oneDeviceArray|CompilerMetadata"
 )
+# ggml's `enum ggml_type` (ggml/include/ggml.h): its kernels carry the type as a template
+# argument, `mul_mat_q<(ggml_type)2, …>` is a Q4_0 matmul
+GGML_TYPES = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1",
+    10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 16: "IQ2_XXS",
+    17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S",
+    23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64", 29: "IQ1_M", 30: "BF16",
+    34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4",
+}  # fmt: skip
+_GGML_TYPE = re.compile(r"^(?:void\s+)?(mul_mat\w*)<\(ggml_type\)(\d+)")
 _ATEN_KERNEL = re.compile(
     r"\bat::(?:native|cuda|<unnamed>|\(anonymous namespace\))::|\bc10::(?:BFloat16|Half|complex)"
 )
@@ -148,7 +158,10 @@ def _kind(
         share = _share(kernels, pattern)
         if share >= KERNEL_SHARE or (kind == "julia" and share > 0):
             example = next(n for n in kernels if pattern.search(n))
-            return kind, {"kernel_share": round(share, 4), "example_kernel": example}
+            found = {"kernel_share": round(share, 4), "example_kernel": example}
+            if kind == "ggml":
+                found["quant_types"] = ggml_types(kernels)
+            return kind, found
     aten = sorted(o for o in ops if o.startswith("aten::"))
     if aten:
         return "pytorch", {"framework_ops": len(aten), "example_op": aten[0]}
@@ -161,6 +174,20 @@ def _kind(
     if runtime and (kernels or host):
         return runtime, {"api_calls": sorted(host)[:5], "no_framework_ops": True}
     return "unknown", {}
+
+
+def ggml_types(kernels: dict[str, int]) -> dict[str, float]:
+    """The types ggml's matmul kernels run on (`mul_mat_q<(ggml_type)2,…>` → Q4_0), by their
+    share of those kernels' time, largest first."""
+    times: dict[str, int] = {}
+    for name, ns in kernels.items():
+        found = _GGML_TYPE.match(name)
+        if found:
+            label = GGML_TYPES.get(int(found.group(2)), f"type {found.group(2)}")
+            times[label] = times.get(label, 0) + ns
+    total = sum(times.values())
+    ranked = sorted(times.items(), key=lambda kv: -kv[1])
+    return {k: round(v / total, 4) for k, v in ranked} if total else {}
 
 
 def _runtime(trace: Trace, host: set[str]) -> str:

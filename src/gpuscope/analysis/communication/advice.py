@@ -177,11 +177,16 @@ def _exposed_action(
     first = next(iter(kinds), "unknown")
     parts = []
     if small is not None:
+        how = (
+            "DDP's gradient buckets, all_reduce_coalesced, one flat buffer"
+            if result.training
+            else "one flat buffer per layer, all_reduce_coalesced, or the serving engine's "
+            "custom all-reduce for small messages"
+        )
         parts.append(
             f"The steps make {small[0]:,.0f} {label(first)} calls each, with a median of "
             f"{duration(small[1])}: so many short collectives each pay NCCL's launch and latency; "
-            "coalesce them (DDP's gradient buckets, all_reduce_coalesced, one flat buffer) "
-            "into fewer, larger calls."
+            f"coalesce them ({how}) into fewer, larger calls."
         )
     if same_stream >= SAME_STREAM_SHARE:
         parts.append(
@@ -190,7 +195,7 @@ def _exposed_action(
             "(async_op=True and wait() just before the result is needed) so they run on NCCL's "
             "own stream."
         )
-    parts.append(_kind_action(first, result.training))
+    parts.append(_kind_action(first, result.training, result.wrapper))
     parts.append(
         "Only once overlap is exhausted, look at NCCL's choices (NCCL_DEBUG=INFO, "
         "NCCL_DEBUG_SUBSYS=TUNING) before forcing NCCL_ALGO / NCCL_PROTO."
@@ -198,13 +203,27 @@ def _exposed_action(
     return " ".join(parts)
 
 
-def _kind_action(kind: str, training: bool) -> str:
+def _kind_action(kind: str, training: bool, wrapper: str = "") -> str:
+    if kind in ("all_gather", "reduce_scatter") and wrapper == "fsdp2":
+        return (
+            "FSDP2 (fully_shard): prefetch the next all-gathers explicitly (module."
+            "set_modules_to_forward_prefetch / set_modules_to_backward_prefetch), keep the last "
+            "blocks unsharded after forward (reshard_after_forward=False on them), and shard in "
+            "units large enough to hide each gather behind the previous unit's compute."
+        )
+    if kind in ("all_gather", "reduce_scatter") and wrapper == "fsdp1":
+        return (
+            "FSDP: prefetch the next all-gather (forward_prefetch=True, backward_prefetch="
+            "BackwardPrefetch.BACKWARD_PRE), let it run ahead (limit_all_gathers=False where "
+            "memory allows), and wrap in units large enough to hide each gather behind the "
+            "previous unit's compute."
+        )
     if kind in ("all_gather", "reduce_scatter"):
         return (
-            "Sharded data parallel (FSDP / ZeRO): prefetch the next all-gather (FSDP "
-            "forward_prefetch, backward_prefetch=BACKWARD_PRE; FSDP2 set_modules_to_forward_"
-            "prefetch), keep the last layers unsharded (reshard_after_forward=False), and use "
-            "wrapping units large enough to hide each gather behind the previous unit's compute."
+            "Sharded data parallel (FSDP / ZeRO): prefetch the next all-gather (FSDP2 "
+            "set_modules_to_forward_prefetch; FSDP1 forward_prefetch / backward_prefetch; ZeRO "
+            "overlap_comm), keep the last layers unsharded, and use units large enough to hide "
+            "each gather behind the previous unit's compute."
         )
     if kind == "all_to_all":
         return (
