@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope._version import __version__
+from gpuscope.analysis import breakdown, critical
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES, family_totals
+from gpuscope.analysis.hoststate import STATES
 from gpuscope.analysis.launch import SHORT_KERNEL_NS
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
-from gpuscope.analysis.timeline import CAUSES, MICRO_GAP_NS, Gap, Timeline
+from gpuscope.analysis.timeline import MICRO_GAP_NS, Gap, Timeline
 from gpuscope.trace.model import KERNEL, Device
 
 if TYPE_CHECKING:
@@ -63,6 +65,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         if a.cpu_busy_ns is not None
         else None,
         "verdict": _verdict(a),
+        **_breakdown(a),
         "top_kernels": _top(a),
         "regions": _regions(a),
         **{name: extra.to_dict() for name, extra in a.extras.items()},
@@ -80,8 +83,25 @@ def _verdict(a: Analysis) -> dict[str, Any]:
         "utilization": round(v.utilization, 6),
         "cause": v.cause or None,
         "utilization_outside_largest_gap": round(outside, 6) if outside is not None else None,
+        "steady_from_us": us(v.steady_from_ns - a.breakdown.window[0])
+        if v.steady_from_ns is not None and a.breakdown is not None
+        else None,
         "launch_queue_p50_us": us_or_none(v.queue_p50_ns),
         "thresholds": v.thresholds,
+    }
+
+
+def _breakdown(a: Analysis) -> dict[str, Any]:
+    """`breakdown` (what the parts mean, the judged totals, the bounds), `step_breakdown` (a row
+    per step) and `critical_path` (a row per link of each step's path); null without a
+    timeline."""
+    b, path = a.breakdown, a.critical
+    if b is None or path is None:
+        return {"breakdown": None, "step_breakdown": None, "critical_path": None}
+    return {
+        "breakdown": breakdown.summary(b, path.at_most_ns),
+        "step_breakdown": breakdown.rows(b),
+        "critical_path": critical.rows(path, b.steps.names, breakdown.MAX_STEPS),
     }
 
 
@@ -256,7 +276,7 @@ def _gaps(line: Timeline) -> dict[str, Any]:
                 "time_us": us(gaps.attribution_ns.get(cause, 0)),
                 "share": _share(gaps.attribution_ns.get(cause, 0), gaps.total_ns),
             }
-            for cause in CAUSES
+            for cause in STATES
         },
     }
 

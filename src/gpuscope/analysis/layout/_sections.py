@@ -16,6 +16,7 @@ from gpuscope.analysis.layout._breakdown import (
     families_section,
     top_kernels_section,
 )
+from gpuscope.analysis.layout._causes import breakdown_section
 from gpuscope.analysis.layout._evidence import evidence_blocks
 from gpuscope.analysis.layout._timeline import (
     gaps_section,
@@ -42,6 +43,7 @@ VERDICT_LEVEL: dict[str, Level] = {
     "cpu-bound": "warning",
     "sync-bound": "warning",
     "dependency-bound": "warning",
+    "copy-bound": "warning",
     "underutilized": "warning",
     "startup-bound": "info",
     "no-gpu-activity": "info",
@@ -65,6 +67,7 @@ def trace_section(report: Report, index: int) -> Section:
         _source(report),
         _headline(report),
         _findings(report["findings"]),
+        *([found] if (found := breakdown_section(report)) is not None else []),
         categories_section(report),
         families_section(report),
         top_kernels_section(report["top_kernels"]),

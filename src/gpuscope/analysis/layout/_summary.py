@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuscope.analysis.layout._breakdown import families_line
 from gpuscope.analysis.layout._build import footer
+from gpuscope.analysis.layout._causes import breakdown_line
 from gpuscope.analysis.layout._sections import SEVERITY_LEVEL, VERDICT_LEVEL
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Block, Cell, Document, Note, Section, Table, Text
@@ -65,6 +66,9 @@ def _glance(report: Report) -> Section:
     bound = str(verdict["bound"])
     level = VERDICT_LEVEL.get(bound, "info")
     blocks: list[Block] = [Note(level, verdict_title(report), str(verdict["reason"]))]
+    line = breakdown_line(report)
+    if line:
+        blocks.append(Text(line, "Breakdown"))
     blocks.append(Text(_headline(report)))
     for flag in report["integrity"]:
         blocks.append(Note("warning", f"integrity: {flag['id']}", str(flag["message"])))
@@ -80,6 +84,8 @@ def verdict_title(report: Report) -> str:
     bound = str(verdict["bound"])
     outside = verdict.get("utilization_outside_largest_gap")
     largest = (report.get("gaps") or {}).get("largest")
+    if verdict.get("steady_from_us") is not None:
+        return f"{bound} after a {fmt.duration(verdict['steady_from_us'])} start"
     if outside is not None and largest:
         cause = str(largest.get("cause") or "").replace("_", "-")
         return f"{bound} outside one {fmt.duration(largest['time_us'])} {cause} gap"

@@ -13,11 +13,14 @@ Report = Mapping[str, Any]
 
 
 GAP_CAUSES = {
-    "host_wait": "host-wait: the next kernel was launched only after the GPU went idle",
-    "sync_drain": "sync-drain: a blocking synchronize ended in the gap (drain, then relaunch)",
-    "kernel_wait": "kernel-wait: already launched, waiting on a dependency or the queue",
+    "launch": "launch: the host was dispatching the next work",
+    "host_work": "host-work: the host ran its own code, no operator or runtime call open",
+    "sync": "sync: a blocking synchronize drained the queue (wait, then relaunch)",
+    "copy_staging": "copy-staging: the host staged a pageable copy",
     "startup": "start-up: module / code-object loads, library init, allocations, JIT",
-    "unknown": "unknown: the next kernel has no linked launch",
+    "host_late": "host-late: dispatched after the GPU went idle (no host timeline)",
+    "queued": "queued: already launched, waiting on a dependency or the queue",
+    "unknown": "unknown: the next kernel has no linked launch and no host calls are recorded",
 }
 
 
@@ -39,7 +42,11 @@ def gaps_section(gaps: Mapping[str, Any]) -> Section:
     )
     table = Table(("gap length", "count", "idle time"), rows, (False, True, True), "histogram")
     chart = Chart("Gaps between kernels by length (count)", bars)
-    causes = Text("; ".join(GAP_CAUSES[c] for c in gaps["attribution"] if c in GAP_CAUSES) + ".")
+    causes = Text(
+        "Each gap's time by what the thread that launches the next work was doing: "
+        + "; ".join(GAP_CAUSES[c] for c in gaps["attribution"] if c in GAP_CAUSES)
+        + "."
+    )
     blocks = (facts, chart, table, _attribution(gaps), causes)
     return Section("Gaps between kernels", blocks)
 
