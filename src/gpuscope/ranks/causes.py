@@ -8,7 +8,7 @@ name the same rank for the same reason with the same numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +27,8 @@ CAUSE_FLOOR = 0.01  # ... when it is also this share of the rank's step time (no
 CAUSE_SHARE = 0.05  # a step "has" the cause when its difference is this share of the step time
 EVERY_STEP = 0.8  # "each step" from this share of the steps
 
-KINDS = ("after-sync", "host-wait", "more-compute", "unknown")
+KINDS = ("after-sync", "host-wait", "more-compute", "slower-link", "unknown")
+TIE = 0.8  # a second cause whose excess is this share of the first's is named with it
 
 
 def last_share_threshold(job: Job) -> float:
@@ -104,12 +105,19 @@ class LateCause:
     others_ns: float
     steps_with: int  # steps in which the difference is ≥ CAUSE_SHARE of the rank's step
     steps: int
+    tie: LateCause | None = None  # a second cause about as large: the two are said together
 
     @property
     def every(self) -> bool:
         return self.steps > 0 and self.steps_with >= EVERY_STEP * self.steps
 
     def text(self, names: Others) -> str:
+        text = self._text(names)
+        if self.tie is not None:
+            text += f"; and, about as much, {self.tie._text(names)}"
+        return text
+
+    def _text(self, names: Others) -> str:
         mine, others = time_ns(self.mine_ns), time_ns(self.others_ns)
         per = "per step" if self.steps else "in total"
         mean = f"mean over {self.steps} steps; " if self.steps else ""
@@ -135,10 +143,17 @@ class LateCause:
                 f"its GPU computes {how} ({mine} against {others}): it has more work, or less "
                 "efficient kernels"
             )
+        if self.kind == "slower-link":
+            return (
+                f"its collectives themselves take longer: {mine} {per} of communication with no "
+                f"compute beside it, against {others} of transfer (their waits left out) for "
+                f"{names.mean} — a slower link or NIC on its host, or a different ring position"
+            )
         return (
-            f"neither its compute nor its host's launch delays {per} exceed {names.means} by "
-            f"{EXPLAINS:.0%} of the wait it causes: it reaches the collectives late for another "
-            "reason (the order it launches them in, a slower link)"
+            f"neither its compute, its host's launch delays nor its collectives' own time {per} "
+            f"exceed {names.means} by {EXPLAINS:.0%} of the wait it causes: it reaches the "
+            "collectives late for a reason the traces do not show (the order it launches them "
+            "in, another process on its GPU)"
         )
 
     def _when(self, every: str, some: str) -> str:
@@ -171,11 +186,20 @@ def late_cause(job: Job, r: int) -> LateCause | None:
     wait = float(job.waits.caused_ns[r]) / len(others) / columns  # per other rank and step
     bar = max(EXPLAINS * wait, CAUSE_FLOOR * float(wall[r].mean()))
     excess = {k: float(v[r].mean() - v[others].mean()) for k, v in by_kind.items()}
-    kind = max(excess, key=lambda k: excess[k])
+    ranked = sorted(excess, key=lambda k: -excess[k])
+    kind = ranked[0]
     steps = len(job.steps)
     if excess[kind] < bar or excess[kind] <= 0:
         return LateCause("unknown", 0.0, 0.0, 0, steps)
-    v = by_kind[kind]
+    found = _cause(kind, by_kind[kind], wall, r, others, steps)
+    second = ranked[1] if len(ranked) > 1 else None
+    if second is not None and excess[second] >= max(bar, TIE * excess[kind]):
+        found = replace(found, tie=_cause(second, by_kind[second], wall, r, others, steps))
+    return found
+
+
+def _cause(kind: str, v: np.ndarray, wall: np.ndarray, r: int, others: np.ndarray,
+           steps: int) -> LateCause:  # fmt: skip
     per_step = v[r] - v[others].mean(axis=0)
     return LateCause(
         kind=kind,
@@ -195,6 +219,8 @@ def _values(job: Job) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
             "after-sync": s.after_sync.astype(np.float64),
             "host-wait": s.host_wait.astype(np.float64),
             "more-compute": s.compute.astype(np.float64),
+            # its collectives' own time: exposed communication less its waits for later ranks
+            "slower-link": np.maximum(s.exposed - s.waited, 0).astype(np.float64),
         }
     rows = [(r.span_ns, r.after_sync_ns, r.host_wait_ns, r.compute_ns) for r in job.ranks]
     if any(v is None for row in rows for v in row):

@@ -42,7 +42,7 @@ def findings(job: Job) -> list[Finding]:
     found = [
         *(straggler(job, r) for r in late),
         slow_steps(job, late),
-        imbalance(job),
+        imbalance(job, late),
         exposed(job),
         unaligned(job),
         partial(job),
@@ -210,7 +210,10 @@ def slow_steps(job: Job, late: list[int]) -> Finding | None:
     return finding("rank-slow-steps", "warning", message, action, evidence, cause="imbalance")
 
 
-def imbalance(job: Job) -> Finding | None:
+def imbalance(job: Job, late: list[int] | None = None) -> Finding | None:
+    """The busiest rank's compute over the mean. When another rank is the straggler for a
+    reason other than its compute, the imbalance is not what paces the job: moving work off
+    the busiest rank would move it onto the late one; it is said as such, as information."""
     values = [r.compute_ns for r in job.ranks]
     if len(values) < 2 or any(v is None for v in values):
         return None
@@ -238,6 +241,23 @@ def imbalance(job: Job) -> Finding | None:
         "compute_us": [us(v) for v in compute],
     }
     severity = "warning" if share >= IMBALANCE_WARNING else "info"
+    pacing = [s for s in (late or []) if s != r]
+    if pacing:
+        cause = late_cause(job, pacing[0])
+        if cause is None or cause.kind != "more-compute":
+            slow = job.rank_ids[pacing[0]]
+            message += (
+                f"; but rank {slow}, not rank {job.rank_ids[r]}, is the one the others wait for "
+                "(see rank-straggler), for a reason other than its compute: this imbalance does "
+                "not pace the job"
+            )
+            action = (
+                f"Fix rank {slow}'s lateness first (rank-straggler); giving rank "
+                f"{job.rank_ids[r]} less work now would move it onto the rank that is already "
+                "late."
+            )
+            severity = "info"
+            evidence["straggler"] = slow
     return finding("load-imbalance", severity, message, action, evidence,
                    impact_ns=float(compute.max() - mean), cause="imbalance")  # fmt: skip
 

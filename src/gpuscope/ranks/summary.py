@@ -21,7 +21,7 @@ import numpy as np
 from gpuscope.analysis import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication import subtract
-from gpuscope.analysis.steps import complete_steps
+from gpuscope.analysis.stepranges import complete_steps
 from gpuscope.ranks.hostlate import HostLate, host_late
 from gpuscope.trace.model import I64, KERNEL, Mask
 

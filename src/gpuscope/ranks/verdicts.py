@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis.verdict import BOUND_BY_CAUSE, CAUSE_TEXT, GPU_BOUND_UTILIZATION
+from gpuscope.analysis.breakdown import part_text
+from gpuscope.analysis.verdict import BOUND_BY_PART, GPU_BOUND_UTILIZATION
 from gpuscope.document.units import time_ns
 from gpuscope.ranks.causes import (
     late_cause,
@@ -157,9 +158,9 @@ def _rejudged(job: Job, s: RankSummary, base: RankVerdict, waited: int, peer: in
         f"the GPU is busy with its own work {base.own_work_utilization:.1%} of its span "
         f"({base.utilization:.1%} counting {time_ns(waited)} of waiting for rank "
         f"{job.rank_ids[peer]} in collectives; below {GPU_BOUND_UTILIZATION:.0%}); {share:.0%} "
-        f"of its idle time: {CAUSE_TEXT[cause]}"
+        f"of its idle time: {part_text(cause)}"
     )
-    return RankVerdict(BOUND_BY_CAUSE[cause], reason, cause, None, base.trace_bound,
+    return RankVerdict(BOUND_BY_PART[cause], reason, cause, None, base.trace_bound,
                        base.utilization, base.own_work_utilization)  # fmt: skip
 
 
