@@ -6,6 +6,7 @@ waits of one rank for another at the collectives they share."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 import statistics
@@ -111,6 +112,61 @@ def after_sync_per_step(path: Path) -> dict[str, int]:
             host_late.append((end, following[0]))
     idle = minus(host_late, gpu_ops(path) + syncs)
     return {name: length(clip(idle, lo, hi)) for name, (lo, hi) in steps(path).items()}
+
+
+def host_late_per_step(path: Path) -> dict[str, int]:
+    """Per step: the GPU idle time (no GPU op running, from the first step's start) in gaps that
+    the host is late for and no sync drained — the next GPU op's launch call began at or after
+    the gap began (an op with no launch call: the thread of the next launch call after the gap
+    began is taken, else the thread that launches most), and that
+    thread was not blocked, as the gap began, in a sync that began before it; less the time that
+    thread spent blocked in a sync there (waiting, not late)."""
+    return _late_gaps(path, drained=False)
+
+
+def drained_per_step(path: Path) -> dict[str, int]:
+    """Per step: the GPU idle time in the gaps a sync drained — the next GPU op's launch call
+    began at or after the gap began, on a thread blocked, as the gap began, in a sync that
+    began before it."""
+    return _late_gaps(path, drained=True)
+
+
+def _late_gaps(path: Path, drained: bool) -> dict[str, int]:
+    evs = events(path)
+    calls = {e["args"]["correlation"]: e for e in evs
+             if e.get("cat") in ("cuda_runtime", "cuda_driver")
+             and "correlation" in e.get("args", {})}  # fmt: skip
+    syncs = [(span_of(e), e["tid"]) for e in evs
+             if e.get("cat") == "cuda_runtime" and SYNC.match(e["name"])]  # fmt: skip
+    ops = sorted((e for e in evs if e.get("cat") in GPU_CATS and e.get("ph") == "X"),
+                 key=lambda e: ns(e["ts"]))  # fmt: skip
+    linked = [calls[e["args"]["correlation"]]["tid"] for e in ops
+              if e.get("args", {}).get("correlation") in calls]  # fmt: skip
+    main = statistics.mode(linked)
+    launch_calls = sorted((calls[e["args"]["correlation"]] for e in ops
+                           if e.get("args", {}).get("correlation") in calls),
+                          key=lambda c: ns(c["ts"]))  # fmt: skip
+    busy = union([span_of(e) for e in ops])
+    first = min(a for a, _ in steps(path).values())
+    if first < busy[0][0]:
+        busy.insert(0, (first, first))  # the idle time before the first GPU op
+    last = max(b for _, b in steps(path).values())
+    if last > busy[-1][1]:
+        busy.append((last, last))  # and after the last one, to the last step's end
+    chosen = []
+    for (_, lo), (hi, _) in itertools.pairwise(busy):
+        following = next((e for e in ops if ns(e["ts"]) == hi), {})
+        call = calls.get(following.get("args", {}).get("correlation"))
+        if call is not None and ns(call["ts"]) < lo:
+            continue  # launched before the GPU went idle: queued
+        later = [c for c in launch_calls if ns(c["ts"]) >= lo] if following else []
+        tid = call["tid"] if call is not None else later[0]["tid"] if later else main
+        blocked = any(t == tid and s < lo <= e for (s, e), t in syncs)
+        if blocked and drained:
+            chosen.append((lo, hi))
+        elif not blocked and not drained:
+            chosen += minus([(lo, hi)], [span for span, t in syncs if t == tid])
+    return {name: length(clip(chosen, a, b)) for name, (a, b) in steps(path).items()}
 
 
 def paired_waits(a: list[Span], b: list[Span]) -> list[int]:

@@ -338,4 +338,7 @@ def test_reference_first_training_step_on_mi250_is_cold() -> None:
     cold = by_id(a)["cold-start"]
     assert cold["severity"] == "warning"
     assert cold["evidence"]["share_of_window"] == pytest.approx(got["cold_us"] / window, abs=1e-4)
-    assert "cpu-bound verdict is unreliable" in cold["message"]
+    # the start-up holds most of the step, so the verdict itself says so (the model attributes
+    # the idle time under the load and the first calls to start-up)
+    assert a.verdict.bound == "startup-bound"
+    assert "Its timings are not the steady state" in cold["message"]

@@ -1,6 +1,9 @@
 """Host hot spots: self and inclusive operator time, the operators that fill the GPU's host-wait
-gaps, user Python callers — checked against plain-Python recounts (a stack walk for nesting, a
-sweep for the gaps) on traces built here and on the reference llama prefill trace."""
+gaps (the idle time whose host state is launch / dispatch or host work: `analysis.hoststate`,
+whose states are recounted from raw events in test_planted.py), user Python callers — checked
+against plain-Python recounts (a stack walk for nesting) on traces built here and on the
+reference llama prefill trace. The cause these operators are evidence of is launch-overhead
+(`analysis.causes`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import pytest
 from gpuscope.analysis import extras as extras_mod
 from gpuscope.analysis.analyze import Analysis, analyze
 from gpuscope.analysis.hostops import is_user_frame
+from gpuscope.analysis.hoststate import STATES
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 
@@ -77,29 +81,22 @@ def self_in(ops: list[dict[str, Any]], windows: list[Interval] | None) -> list[A
     return own
 
 
-def host_wait_gaps(events: list[dict[str, Any]]) -> list[Interval]:
-    """Idle intervals between merged device activity whose next op was launched (by
-    correlation) at or after the idle began, with no blocking sync ending inside."""
-    device = sorted((e for e in events if e.get("cat") in GPU_CATS), key=lambda e: e["ts"])
-    launched = {
-        e["args"]["correlation"]: e["ts"]
-        for e in events
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e["args"]
-    }
-    sync_ends = [
-        e["ts"] + e["dur"]
-        for e in events
-        if e.get("cat") == "cuda_runtime" and "Synchronize" in e["name"]
+def host_wait_gaps(a: Analysis) -> list[Interval]:
+    """The idle time whose host state is launch or host work, merged, in µs (Decimal)."""
+    assert a.breakdown is not None
+    pieces = a.breakdown.idle.pieces
+    chosen = [
+        (Decimal(int(s)) / 1000, Decimal(int(e)) / 1000)
+        for s, e, state in zip(pieces.start, pieces.end, pieces.state, strict=True)
+        if STATES[int(state)] in ("launch", "host_work")
     ]
-    gaps, reach = [], device[0]["ts"] + device[0]["dur"]
-    for e in device[1:]:
-        if e["ts"] > reach:
-            at = launched.get(e["args"].get("correlation"))
-            ended = any(reach <= t <= e["ts"] for t in sync_ends)
-            if at is not None and at >= reach and not ended:
-                gaps.append((reach, e["ts"]))
-        reach = max(reach, e["ts"] + e["dur"])
-    return gaps
+    merged: list[Interval] = []
+    for lo, hi in sorted(chosen):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
 
 
 # ---------------------------------------------------------------- a trace built here
@@ -130,6 +127,7 @@ def test_operators_in_the_host_wait_gaps(builder: TraceBuilder, tmp_path: Path) 
     a = builder.analyze(tmp_path / "t.json", span=(0.0, 2000.0))
     assert a.verdict.bound == "cpu-bound"
     gaps = [(Decimal(200 * i + 140), Decimal(200 * i + 335)) for i in range(9)]
+    assert host_wait_gaps(a) == gaps
     own = self_in(ops, None)
     waiting = self_in(ops, gaps)
     names = sorted({o["name"] for o in ops})
@@ -150,16 +148,11 @@ def test_operators_in_the_host_wait_gaps(builder: TraceBuilder, tmp_path: Path) 
     assert wait["gaps"] == 9 and wait["gap_us"] == float(sum(e - s for s, e in gaps))
     assert wait["op_self_us"] == float(sum(total.values()))
     assert sum(t["self_us"] for t in wait["top"]) == pytest.approx(wait["op_self_us"])
-    hot = by_id(a)["host-hotspots"]
     ranked = sorted(total.items(), key=lambda kv: -kv[1])
-    assert [o["name"] for o in hot["evidence"]["ops"]] == [n for n, t in ranked if t > 0]
-    for row in hot["evidence"]["ops"]:
-        assert row["self_in_gaps_us"] == float(total[row["name"]])
-        share = total[row["name"]] / sum(total.values())
-        assert row["share"] == pytest.approx(float(share), abs=1e-4)
-    span = 200 * 9 + 140 - 135  # first kernel start to last kernel end
-    assert hot["severity"] == ("warning" if ranked[0][1] / span >= 0.05 else "info") == "warning"
-    assert "capture it in a CUDA/HIP graph" in hot["action"]  # 5 µs kernels, no graphs yet
+    assert [t["name"] for t in wait["top"]] == [n for n, t in ranked if t > 0]
+    launch = by_id(a)["launch-overhead"]  # the cause these operators are the evidence of
+    assert launch["severity"] == "warning"
+    assert "Capture the step as CUDA graphs" in launch["action"]  # 5 µs kernels, no graphs yet
 
 
 def test_hotspots_are_ranked_over_every_operator(builder: TraceBuilder, tmp_path: Path) -> None:
@@ -171,16 +164,15 @@ def test_hotspots_are_ranked_over_every_operator(builder: TraceBuilder, tmp_path
     a = builder.analyze(tmp_path / "t.json", span=(0.0, 25_000.0))
     got = part(a)
     assert {r["name"] for r in got["by_self"]} == {f"teardown_{k}" for k in range(10)}
-    hot = by_id(a)["host-hotspots"]
-    assert hot["evidence"]["ops"][0]["name"] == "aten::addmm"
+    assert got["host_wait"]["top"][0]["name"] == "aten::addmm"
 
 
 def test_a_compiled_model_is_not_told_to_compile(builder: TraceBuilder, tmp_path: Path) -> None:
     host_late(builder)
     builder.op("CompiledFunction", 0.0, 1990.0)
     a = builder.analyze(tmp_path / "t.json", span=(0.0, 2000.0))
-    action = by_id(a)["host-hotspots"]["action"]
-    assert "already runs torch.compile'd code" in action
+    action = by_id(a)["launch-overhead"]["action"]
+    assert 'torch.compile(mode="reduce-overhead") replays the compiled code' in action
     assert "(torch.compile)" not in action
 
 
@@ -191,7 +183,7 @@ def test_no_hotspots_when_the_gpu_sets_the_pace(builder: TraceBuilder, tmp_path:
     a = builder.analyze(tmp_path / "t.json", span=(0.0, 2100.0))
     assert a.verdict.bound == "gpu-bound"
     assert part(a)["by_self"][0]["name"] == "aten::mm"
-    assert "host-hotspots" not in by_id(a)
+    assert "launch-overhead" not in by_id(a)
 
 
 def test_graph_replayed_trace_is_not_told_to_capture_graphs(
@@ -208,10 +200,10 @@ def test_graph_replayed_trace_is_not_told_to_capture_graphs(
         t += 500.0
     a = builder.analyze(tmp_path / "t.json", span=(0.0, t))
     assert a.verdict.bound == "cpu-bound"
-    hot = by_id(a)["host-hotspots"]
-    assert hot["evidence"]["ops"][0]["name"] == "sample_next_token"
-    assert "already replay from CUDA/HIP graphs" in hot["action"]
-    assert "capture it" not in hot["action"]
+    launch = by_id(a)["launch-overhead"]  # inside an operator: the host dispatching its work
+    assert launch["evidence"]["on_critical_path"][0]["what"] == "sample_next_token"
+    assert "already replay as CUDA graphs" in launch["action"]
+    assert "Capture the step" not in launch["action"]
 
 
 def test_user_callers_skip_library_frames(builder: TraceBuilder, tmp_path: Path) -> None:
@@ -269,7 +261,7 @@ def test_reference_prefill_hotspots_recounted() -> None:
     events = [e for e in events if e.get("ph") == "X"]
     a = analyze(read_trace(str(path)))
     ops = [e for e in events if e.get("cat") == "cpu_op"]
-    gaps = host_wait_gaps(events)
+    gaps = host_wait_gaps(a)
     own, waiting = self_in(ops, None), self_in(ops, gaps)
     got = part(a)
     # one thread: the self times add up to the time any operator ran
@@ -289,8 +281,9 @@ def test_reference_prefill_hotspots_recounted() -> None:
     for o, w in zip(ops, waiting, strict=True):
         per_name[o["name"]] = per_name.get(o["name"], Decimal(0)) + w
     ranked = sorted(per_name.items(), key=lambda kv: -kv[1])[:5]
-    hot = by_id(a)["host-hotspots"]
-    assert [o["name"] for o in hot["evidence"]["ops"]] == [n for n, _ in ranked]
-    for row, (_, time) in zip(hot["evidence"]["ops"], ranked, strict=True):
-        assert row["self_in_gaps_us"] == pytest.approx(float(time), abs=1e-2)
-    assert hot["evidence"]["ops"][0]["caller"].startswith("transformers/models/llama/")
+    top = wait["top"][:5]
+    assert [o["name"] for o in top] == [n for n, _ in ranked]
+    for row, (_, time) in zip(top, ranked, strict=True):
+        assert row["self_us"] == pytest.approx(float(time), abs=1e-2)
+    by_self = {r["name"]: r for r in got["by_self"]}
+    assert by_self[top[0]["name"]]["caller"].startswith("transformers/models/llama/")

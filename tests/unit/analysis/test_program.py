@@ -91,12 +91,12 @@ def test_host_time_after_a_sync_is_host_time(builder: TraceBuilder, tmp_path: Pa
         t += 1006.0 + 20_000.0  # the sync returns at t+1006, then 20 ms of host work
     report = builder.analyze(tmp_path / "t.json", span=(0.0, t)).to_dict()
     attribution = report["gaps"]["attribution"]
-    assert attribution["host_wait"]["time_us"] > 0.95 * report["idle_us"]
-    assert attribution["sync_drain"]["time_us"] < 0.01 * report["idle_us"]
+    assert attribution["host_work"]["time_us"] > 0.95 * report["idle_us"]
+    assert attribution["sync"]["time_us"] < 0.01 * report["idle_us"]
     assert report["verdict"]["bound"] == "cpu-bound"
-    cpu = next(f for f in report["findings"] if f["id"] == "cpu-bottleneck")
-    assert "follows a blocking sync" in cpu["message"] and cpu["cause"] == "host-sync"
-    assert "before the .item()" in cpu["action"]  # launch before syncing
+    work = next(f for f in report["findings"] if f["id"] == "host-work")
+    assert "follows a blocking sync" in work["message"] and work["cause"] == "host-work"
+    assert "before the .item()" in work["action"]  # launch before syncing
 
 
 def test_an_unknown_copy_size_is_null_never_zero() -> None:

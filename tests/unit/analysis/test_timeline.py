@@ -23,21 +23,31 @@ def test_busy_is_the_union_and_overlap_on_one_stream_is_flagged(
 
 def test_gap_attribution(builder: TraceBuilder, tmp_path: Path) -> None:
     builder.launch("k1", at=0.0, start=10.0, dur=5.0)
-    # host launches k2 only after k1 ended: the GPU waits on the host (30 µs gap)
+    # host launches k2 only after k1 ended, with nothing else open for 25 µs (the interpreter
+    # between operators): the GPU waits on the host's dispatch (30 µs gap: launch)
     builder.launch("k2", at=40.0, start=45.0, dur=5.0)
-    # k3 was launched long before; it still starts 20 µs after k2: kernel-wait
+    # k3 was launched long before; it still starts 20 µs after k2: queued (a dependency)
     builder.launch("k3", at=41.0, start=70.0, dur=5.0)
-    # a stream sync ends inside the next gap: sync-drain
+    # a stream sync that began while k3 ran blocks the host as the GPU goes idle; the GPU then
+    # waits for it to return (5 µs) and for the relaunch of k4 (20 µs): sync
     builder.runtime("cudaStreamSynchronize", 60.0, 20.0, corr=999)
     builder.launch("k4", at=81.0, start=100.0, dur=5.0)
     gaps = builder.analyze(tmp_path / "t.json").to_dict()["gaps"]
     attribution = {k: v["time_us"] for k, v in gaps["attribution"].items()}
     assert attribution == {
-        "sync_drain": 25.0,
-        "host_wait": 30.0,
-        "kernel_wait": 20.0,
+        "launch": 30.0,
+        "host_work": 0.0,
+        "sync": 25.0,
+        "copy_staging": 0.0,
         "startup": 0.0,
+        "host_late": 0.0,
+        "queued": 20.0,
         "unknown": 0.0,
+    }
+    assert {k: v["count"] for k, v in gaps["attribution"].items() if v["count"]} == {
+        "launch": 1,
+        "sync": 1,
+        "queued": 1,
     }
     assert gaps["count"] == 3
     assert gaps["micro"]["count"] == 0

@@ -28,10 +28,11 @@ from gpuscope.ranks.engine import run_all
 from gpuscope.ranks.section import section
 from gpuscope.ranks.work import run_task
 from tests.rawkineto import (
-    after_sync_per_step,
     clip,
     compute_kernels,
+    drained_per_step,
     gpu_ops,
+    host_late_per_step,
     length,
     nccl,
     overlapping_waits,
@@ -90,27 +91,32 @@ def test_the_recorded_job_rank_0_waits_for_rank_1() -> None:
     assert f"busy {(busy - waited) / span:.1%} of its span ({busy / span:.1%} counting" in reason
 
 
-def test_the_recorded_job_rank_1_is_late_by_its_hosts_time_after_each_sync() -> None:
+def test_the_recorded_job_rank_1_is_late_by_its_hosts_time() -> None:
+    """Rank 1 syncs, then sleeps 25 ms before every step: its GPU has finished before the sync
+    begins, so the sync drains nothing and the idle time is its host's (host wait)."""
     need(JOB)
     part = job_part()
     verdict = by_rank(part)[1]["verdict"]
-    # alone, its trace reads cpu-bound: the gaps after its syncs are the host's time
+    # alone, its trace reads cpu-bound: the idle time is the host's own work
     assert (verdict["bound"], verdict["cause"], verdict["trace_bound"]) == (
-        "host-bound", "after-sync", "cpu-bound")  # fmt: skip
+        "host-bound", "host-wait", "cpu-bound")  # fmt: skip
     names = part["steps"]["names"]
-    expected = {r: after_sync_per_step(trace_of(r)) for r in (0, 1)}
+    late = {r: host_late_per_step(trace_of(r)) for r in (0, 1)}
+    drained = {r: drained_per_step(trace_of(r)) for r in (0, 1)}
     table = {r["rank"]: r for r in part["steps"]["per_rank"]}
     for r in (0, 1):
+        assert [round(v * 1000) for v in table[r]["host_wait_us"]] == [
+            late[r][n] for n in names]  # fmt: skip
         assert [round(v * 1000) for v in table[r]["after_sync_us"]] == [
-            expected[r][n] for n in names]  # fmt: skip
-    late = [expected[1][n] for n in names]
-    assert all(24_000_000 < v < 27_000_000 for v in late)  # the 25 ms sleep, each step
-    mean_late = sum(late) / len(late)
-    mean_other = sum(expected[0][n] for n in names) / len(names)
+            drained[r][n] for n in names]  # fmt: skip
+    mine = [late[1][n] for n in names]
+    assert all(25_000_000 < v < 30_000_000 for v in mine)  # the 25 ms sleep, each step
+    mean_late = sum(mine) / len(mine)
+    mean_other = sum(late[0][n] for n in names) / len(names)
     assert verdict["reason"].startswith(
-        f"the host is late to launch after each step's sync: {time_ns(mean_late)} of "
-        f"Python/host time per step between a blocking sync's return and its next launch "
-        f"(mean over {len(names)} steps; rank 0: {time_ns(mean_other)})"
+        f"the host launches late in each step: its GPU waits {time_ns(mean_late)} per step for "
+        f"work launched after it went idle (mean over {len(names)} steps; rank 0: "
+        f"{time_ns(mean_other)})"
     )
 
 
@@ -135,13 +141,13 @@ def test_the_recorded_job_has_one_straggler_finding_and_no_slower() -> None:
     assert f"{time_ns(sum(waits) / len(waits))} after the next latest rank on average" in message
     assert f"rank 0 waits {time_ns(sum(waits))} for it in total" in message
     assert f"({sum(waits) / rank0_steps:.1%} of its step time" in message
-    late = [after_sync_per_step(trace_of(r)) for r in (0, 1)]
+    late = [host_late_per_step(trace_of(r)) for r in (0, 1)]
     mine, other = (sum(late[r][n] for n in names) / len(names) for r in (1, 0))
     assert message.endswith(
-        f"Cause: its host is late to launch after each step's sync: {time_ns(mine)} of "
-        "Python/host time per step between a blocking sync's return and its next launch "
-        f"(mean over 3 steps; rank 0: {time_ns(other)}).")  # fmt: skip
-    assert straggler["evidence"]["cause"] == "after-sync"
+        f"Cause: its host launches late in each step: its GPU waits {time_ns(mine)} per step "
+        f"for work launched after it went idle (mean over 3 steps; rank 0: {time_ns(other)})."
+    )
+    assert straggler["evidence"]["cause"] == "host-wait"
     reason = by_rank(part)[1]["verdict"]["reason"]
     assert (f"; rank 0 waits {time_ns(sum(waits))} for it at the collectives "
             f"({sum(waits) / rank0_steps:.1%} of its step time)") in reason  # fmt: skip
