@@ -53,7 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "wall time and own metric and the tools' overhead in %%")  # fmt: skip
     parser.add_argument("--perf-csv", metavar="PATH",
                         help="also append the perf.csv rows to this shared file (locked; "
-                        "created with madengine's header)")  # fmt: skip
+                        "created with madengine's header; a file that is not a perf.csv is "
+                        "refused before the command runs)")  # fmt: skip
     parser.add_argument("--multiple-results", metavar="CSV",
                         help="the CSV of results the command writes (madengine's "
                         "multiple_results: model, performance, metric columns)")  # fmt: skip
@@ -114,6 +115,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.no_capture and args.baseline:
         raise ConfigError("--baseline compares the runs' own metric: drop --no-capture")
     check_outputs({"--perf-csv": args.perf_csv})
+    if args.perf_csv:
+        from gpuscope.tools.perfcsv import check_target
+
+        check_target(args.perf_csv)  # before the command runs: a file that is not a perf.csv
 
 
 def _perf_options(args: argparse.Namespace) -> PerfOptions:

@@ -6,7 +6,11 @@ from `model` to `additional_docker_run_options`; a `multiple_results` row's othe
 them, as madengine adds them. `status` is `SUCCESS` only when the command exited 0 *and* the
 row has a performance value (madengine: a performance value and no error in the log).
 
-Appending to a shared file (`gpuscope run --perf-csv PATH`, many runs at once): the file is
+Appending to a shared file (`gpuscope run --perf-csv PATH`, many runs at once) adds rows only to
+a file that is one: missing, empty, or UTF-8 text whose first line is a perf.csv header (model,
+performance and metric columns, as `read` wants them). Anything else (a JSON report, a script,
+notes, a binary or SQLite file) is refused untouched: `check_target` says so before the command
+runs, and the append checks again under the lock. The file is
 locked (`flock`) for the whole append, so rows of two runs never interleave or tear; when the
 file's header lacks a column of the new rows, the file is rewritten whole (the safe writer:
 beside it, then renamed) under the same lock, and a writer that waited on the replaced file
@@ -95,8 +99,65 @@ def write(target: output.Target, rows: Sequence[Row]) -> None:
     output.write(target, encode(rows).encode("utf-8"))
 
 
+def check_target(target: output.Target) -> None:
+    """OutputError unless `append` may add rows to `target`: a file that does not exist yet, an
+    empty one, or a madengine perf.csv; standard output, a device or a FIFO are written in place.
+    Read only its head: decided before the command runs, the file untouched."""
+    if output.is_stdout(target) or _not_a_file(Path(target)):
+        return
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(target)}: cannot read it to append "
+            f"({error.strerror or error})"
+        ) from None
+    _refuse_foreign(target, head)
+
+
+_HEAD_BYTES = 64 * 1024  # a header longer than this is not madengine's
+_REQUIRED = ("model", "performance", "metric")
+
+
+def _refuse_foreign(target: output.Target, data: bytes) -> None:
+    problem = _not_perf_csv(data)
+    if problem is not None:
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(target)}: {problem}; expected a madengine "
+            f"perf.csv (a header with {', '.join(_REQUIRED)} columns) or a new file: left "
+            "untouched"
+        )
+
+
+def _not_perf_csv(data: bytes) -> str | None:
+    """Why `data` (a file's head, or all of it) is not a perf.csv to append to; None if it is."""
+    from gpuscope.text import printable
+
+    if not data.strip():
+        return None
+    if data.startswith(b"SQLite format 3\0"):
+        return "it is a SQLite database"
+    if b"\0" in data:
+        return "it is a binary file"
+    first = data.split(b"\n", 1)[0]
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        return "it is not UTF-8 text"
+    header = [h.strip() for h in next(csv.reader([text.rstrip("\r")]), [])]
+    missing = [name for name in _REQUIRED if name not in header]
+    if missing:
+        shown = printable(text[:40]) + ("…" if len(text) > 40 else "")
+        return f"its first line {shown!r} is not a perf.csv header (no {', '.join(missing)})"
+    return None
+
+
 def append(target: output.Target, rows: Sequence[Row]) -> None:
-    """Append `rows` to a shared perf.csv, creating it with madengine's header; locked."""
+    """Append `rows` to a shared perf.csv, creating it with madengine's header; locked.
+    OutputError, the file untouched, when it holds something else (see `check_target`)."""
     if not rows:
         return
     if output.is_stdout(target) or _not_a_file(Path(target)):
@@ -149,7 +210,9 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
-    text = _read_fd(fd)
+    data = _read_fd(fd)
+    _refuse_foreign(path, data)  # again: it may have changed since check_target
+    text = data.decode("utf-8", "surrogateescape")  # a rewrite below keeps every byte
     if not text.strip():
         _write_all(fd, encode(rows))
         return
@@ -162,16 +225,16 @@ def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
         return
     merged = [*header, *(name for name in wanted if name not in header)]
     old = list(csv.DictReader(io.StringIO(text)))
-    output.write(path, encode([*old, *rows], merged).encode("utf-8"))
+    output.write(path, encode([*old, *rows], merged).encode("utf-8", "surrogateescape"))
 
 
-def _read_fd(fd: int) -> str:
+def _read_fd(fd: int) -> bytes:
     chunks = []
     offset = 0
     while chunk := os.pread(fd, 1 << 20, offset):
         chunks.append(chunk)
         offset += len(chunk)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return b"".join(chunks)
 
 
 def _write_all(fd: int, text: str) -> None:
