@@ -120,3 +120,57 @@ PROFILER_DBS = {
     "rocpd": FORMATS / "rocprofv3" / "rocpd-db-gfx942" / "15_results.db",
 }
 needs_shared = pytest.mark.skipif(not FORMATS.is_dir(), reason="needs ../shared/reference")
+
+
+@needs_shared
+@pytest.mark.parametrize("kind", sorted(PROFILER_DBS))
+def test_db_that_is_the_profiler_database_being_analysed_is_refused(
+    env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    """Before: `analyze report.sqlite --record --db report.sqlite` added five tables to the nsys
+    export and switched it to WAL, exit 0."""
+    path = tmp_path / PROFILER_DBS[kind].name
+    shutil.copyfile(PROFILER_DBS[kind], path)
+    before = digest(path), sorted(os.listdir(tmp_path))
+    done = gpuscope(env, tmp_path, "analyze", path, "--record", "--db", path)
+    one_error(done, "--db", path.name)
+    assert (digest(path), sorted(os.listdir(tmp_path))) == before
+
+
+@needs_shared
+def test_gpuscope_db_naming_a_profiler_database_is_refused(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    path = tmp_path / "matmul.rpd"
+    shutil.copyfile(PROFILER_DBS["rpd"], path)
+    before = digest(path)
+    for argv in (["analyze", TRACE, "--record"], ["history", "list"],
+                 ["history", "import", "--", "perf.csv"]):  # fmt: skip
+        (tmp_path / "perf.csv").write_text(",".join(perfcsv.HEADER) + "\nm" + ",1" * 28 + "\n")
+        done = gpuscope({**env, "GPUSCOPE_DB": str(path)}, tmp_path, *argv)
+        one_error(done, "matmul.rpd", "not a gpuscope history database", "other tables")
+    assert digest(path) == before and sorted(os.listdir(tmp_path)) == ["matmul.rpd", "perf.csv"]
+
+
+def test_db_that_is_an_input_of_the_command_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    trace = tmp_path / TRACE.name
+    shutil.copyfile(TRACE, trace)
+    before = digest(trace)
+    one_error(gpuscope(env, tmp_path, "analyze", trace, "--record", "--db", trace),
+              "--db", "is the input")  # fmt: skip
+    csv = tmp_path / "perf.csv"
+    csv.write_text(",".join(perfcsv.HEADER) + "\nm" + ",1" * 28 + "\n")
+    one_error(gpuscope(env, tmp_path, "history", "import", csv, "--db", f"sqlite:///{csv}"),
+              "--db", "is the input")  # fmt: skip
+    one_error(gpuscope(env, tmp_path, "run", "--perf-csv", csv, "--record", "--db", csv,
+                       "--", PY, "-c", "pass"), "--db", "--perf-csv")  # fmt: skip
+    assert digest(trace) == before and not (tmp_path / "gpuscope-runs").exists()
+
+
+def test_db_of_our_own_still_records(env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "history.db"
+    for _ in range(2):
+        done = gpuscope(env, tmp_path, "analyze", TRACE, "-q", "--record", "--db", db)
+        assert done.returncode == 0, done.stderr
+    done = gpuscope(env, tmp_path, "history", "list", "--db", db)
+    assert done.returncode == 0 and " 2 results" in done.stdout, done.stderr

@@ -81,9 +81,10 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
     args.quiet = args.quiet or stdout_wanted(args, *OUTPUTS)  # stdout carries that output alone
     rules = load_rules(args.categories)
-    _record.checked(args)
     found = _find(args)
-    check(args, [*args.traces, args.categories, *found.files()], {"--perfetto": args.perfetto})
+    outputs = {"--perfetto": args.perfetto, **_record.db_output(args)}
+    check(args, [*args.traces, args.categories, *found.files()], outputs)
+    _record.checked(args)
     _tables.check_folders(args, [*args.traces, args.categories, *found.files()])
     analysis = None
     if len(found.sources) == 1 and len(args.traces) == 1 and not found.failed:

@@ -76,9 +76,10 @@ def _analyse(args: argparse.Namespace) -> int:
 
     sources = together([s for path in args.traces for s in find_sources(path)])
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
-    check(args, inputs)
+    from gpuscope.commands._record import checked, db_output, record
+
+    check(args, inputs, db_output(args))
     _tables.check_folders(args, inputs)
-    from gpuscope.commands._record import checked, record
 
     checked(args)
     traces = [read_source(s) for s in sources]

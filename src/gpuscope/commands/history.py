@@ -275,6 +275,10 @@ def _format_of(target: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from gpuscope.commands._record import db_file
+    from gpuscope.output import check_outputs
+
+    check_outputs(db_file(args.db), args.files)  # the database is not one of the files read
     results, notes = [], []
     for name in args.files:
         found, note = _read_import(Path(name), args)

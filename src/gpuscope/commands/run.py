@@ -109,12 +109,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
+    from gpuscope.commands._record import db_output
     from gpuscope.errors import ConfigError
     from gpuscope.output import check_outputs
 
     if args.no_capture and args.baseline:
         raise ConfigError("--baseline compares the runs' own metric: drop --no-capture")
-    check_outputs({"--perf-csv": args.perf_csv})
+    inputs = [args.additional_context_file, args.tools_config, args.multiple_results]
+    check_outputs({"--perf-csv": args.perf_csv, **db_output(args)}, [p for p in inputs if p])
     if args.perf_csv:
         from gpuscope.tools.perfcsv import check_target
 
