@@ -98,14 +98,44 @@ def main(args: argparse.Namespace) -> int:
     if say and ctx.ignored:
         say(f"ignoring madengine deployment settings: {', '.join(ctx.ignored)}")
     baseline = _baseline(request, say) if args.baseline else None
+    if baseline is not None and (stop := interrupted(baseline)):
+        if say:
+            _summary(say, baseline)
+            say(f"baseline interrupted by {stop}: the run with tools not started, nothing kept")
+        return 128 + _signal_number(stop)
     result = session.run(request, progress=say)
     if baseline is not None:
         _compare(baseline, result, say)
     if say:
         _summary(say, result)
+    if stop := interrupted(result):
+        if say:
+            say(f"interrupted by {stop}: nothing recorded, nothing appended to --perf-csv")
+        return result.exit_code
     _share(args, [*(baseline.perf_rows if baseline else ()), *result.perf_rows])
     _keep(args, baseline or result, result.manifest.baseline)
     return result.exit_code
+
+
+_STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def interrupted(result: RunResult) -> str | None:
+    """The stop signal that interrupted a run: the first SIGINT / SIGTERM / SIGHUP gpuscope
+    received, or the one that killed the command without passing through gpuscope (a Ctrl-C
+    typed at the terminal reaches the command's process group alone); None if none did. An
+    interrupted run's numbers are not the workload's: none is kept."""
+    manifest = result.manifest
+    received = [name for name in manifest.signals.get("received", ()) if name in _STOPS]
+    if received:
+        return str(received[0])
+    return manifest.signal if manifest.signal in _STOPS else None
+
+
+def _signal_number(name: str) -> int:
+    import signal
+
+    return int(signal.Signals[name])
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
