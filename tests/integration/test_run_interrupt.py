@@ -1,5 +1,6 @@
 """Issue 25: a stop signal ends the whole `gpuscope run`, `--baseline`'s first run included, and
-nothing of an interrupted run is kept — real subprocesses, real signals."""
+nothing of an interrupted run is kept; a run's times are the command's own, the grace given to
+a leftover process that ignores SIGTERM apart — real subprocesses, real signals."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from gpuscope.tools import perfcsv
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -112,3 +115,42 @@ def test_a_run_that_is_not_interrupted_is_still_recorded(
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert recorded(tmp_path) == 1 and (tmp_path / "perf.csv").is_file()
+
+
+# exits at once, leaving a process of its group that ignores SIGTERM (the end-of-run cleanup then
+# waits its 2 s grace and SIGKILLs it)
+LEAVES_A_STUBBORN_CHILD = """
+import subprocess, sys
+stubborn = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('ready', flush=True); time.sleep(60)")
+child = subprocess.Popen([sys.executable, "-c", stubborn], stdout=subprocess.PIPE)
+child.stdout.readline()  # it ignores SIGTERM from now on
+print("performance: 3 samples_per_second")
+"""
+
+
+def test_the_kill_grace_for_a_leftover_is_not_the_commands_time(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Before: a 0.55 s command was recorded as 2.74 s (duration_s, perf.csv's test_duration and
+    the recorded wall_s all held the 2 s grace given to the process it left)."""
+    (tmp_path / "app.py").write_text(LEAVES_A_STUBBORN_CHILD)
+    argv = [PY, "-m", "gpuscope", "run", "-q", "--output-dir", str(tmp_path / "runs"),
+            "--record", "--db", str(tmp_path / "h.db"), "--", PY, str(tmp_path / "app.py")]
+    started = time.monotonic()
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    whole = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    data = json.loads((run_dir / "manifest.json").read_text())
+    (survivor,) = data["survivors"]
+    assert (survivor["signal"], survivor["ended"]) == ("SIGKILL", True)
+    cleanup = data["signals"]["cleanup_s"]
+    assert cleanup >= 2.0  # the grace, reported apart
+    assert 0 < data["duration_s"] < whole - cleanup  # the command's own time, not the grace
+    (row,) = perfcsv.read(run_dir / "perf.csv")
+    assert float(row["test_duration"]) == data["duration_s"]
+    with sqlite3.connect(tmp_path / "h.db") as db:
+        (wall,) = db.execute("SELECT value FROM metrics WHERE name = 'wall_s'").fetchone()
+    db.close()
+    assert wall == data["duration_s"]

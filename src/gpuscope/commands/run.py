@@ -269,7 +269,8 @@ def _say(line: str) -> None:
 def _summary(say: Callable[[str], None], result: RunResult) -> None:
     manifest = result.manifest
     how = f"killed by {manifest.signal}" if manifest.signal else f"exit {result.exit_code}"
-    say(f"command {manifest.status} ({how}) after {manifest.duration_s:.2f} s")
+    took = "" if manifest.duration_s is None else f" after {manifest.duration_s:.2f} s"
+    say(f"command {manifest.status} ({how}){took}")
     for warning in manifest.warnings:
         say(f"warning: {warning}")
     say(f"{len(manifest.files)} files in {result.run_dir} (see manifest.json)")
