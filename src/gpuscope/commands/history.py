@@ -302,6 +302,7 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
 
     from gpuscope.errors import InputError
     from gpuscope.history import transfer
+    from gpuscope.history.store import validate
 
     if path.is_dir() and (path / "manifest.json").is_file():
         path = path / "manifest.json"
@@ -320,6 +321,7 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
         result = transfer.from_report(
             report, path, workload=args.workload, tags=args.tag, commit=args.commit
         )
+        validate(result)  # a value that is not finite: this file named, not the import's
     except InputError as error:
         raise InputError(f"{path}: {error}") from None
     return [result], None
@@ -330,13 +332,29 @@ def _read_perf_csv(path: Path, args: argparse.Namespace) -> tuple[list[Result], 
     from gpuscope.tools import perfcsv
     from gpuscope.tools.performance import direction_of
 
-    found = perfcsv.read(path)
+    found = perfcsv.read_numbered(path)
     when = transfer._mtime(path)
-    results, skipped = transfer.from_perf_rows(
+    results, left_out = transfer.from_perf_rows(
         found, direction_of, when, f"import {path}", args.workload, args.tag, args.commit
     )
-    note = f"{path}: {skipped} rows without a performance value left out" if skipped else None
-    return results, note
+    return results, _left_out_note(path, left_out)
+
+
+def _left_out_note(path: Path, left_out: list[tuple[int, str]]) -> str | None:
+    """One line: how many rows had no finite performance value, and which lines had one that
+    is not a number (`abc`, `1e400`), each shown short and printable."""
+    from gpuscope.text import printable
+
+    if not left_out:
+        return None
+    named = [(line, text) for line, text in left_out if text and text.upper() != "N/A"]
+    shown = ", ".join(
+        f"line {line}: {printable(text[:24])!r}{'…' if len(text) > 24 else ''}"
+        for line, text in named[:3]
+    )
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    which = f" ({shown}{more})" if named else ""
+    return f"{path}: {len(left_out)} rows without a finite performance value left out{which}"
 
 
 # -- helpers ----------------------------------------------------------------------------------

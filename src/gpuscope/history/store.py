@@ -96,7 +96,7 @@ class Store:
     def add_many(self, results: Sequence[Result]) -> list[int]:
         """Store every result in one transaction (an import is all or nothing)."""
         for result in results:
-            _validate(result)
+            validate(result)
         with self.db.errors(), self.db.transaction():
             workloads = {name: self._workload_id(name) for name in {r.workload for r in results}}
             return [self._insert(r, workloads[r.workload]) for r in results]
@@ -304,7 +304,9 @@ def _result(row: tuple[Any, ...], metrics: tuple[Metric, ...]) -> Result:
     return Result(workload, kind, context, metrics, source, int(rid))
 
 
-def _validate(result: Result) -> None:
+def validate(result: Result) -> None:
+    """DatabaseError when `result` cannot be stored: no workload, or a value (or a sample) that
+    is not a finite number."""
     if not result.workload.strip():
         raise DatabaseError("a result needs a workload name (--workload NAME)")
     for metric in result.metrics:

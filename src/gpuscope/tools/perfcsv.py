@@ -20,6 +20,7 @@ without a lock: do not let it write the same file at the same moment.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import io
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from gpuscope import output
 from gpuscope.errors import InputError
-from gpuscope.tools.performance import csv_rows
+from gpuscope.tools.performance import csv_rows, finite, parse_csv
 
 HEADER = (
     "model",
@@ -69,9 +70,9 @@ Row = Mapping[str, str]
 
 
 def status(exit_code: int | None, performance: str | None) -> str:
-    """SUCCESS when the command exited 0 and there is a performance value, else FAILURE."""
-    has_value = bool(performance and performance.strip() and performance.strip() != "N/A")
-    return SUCCESS if exit_code == 0 and has_value else FAILURE
+    """SUCCESS when the command exited 0 and there is a performance value — a finite number
+    (`abc`, `nan` or `1e400` are none) — else FAILURE."""
+    return SUCCESS if exit_code == 0 and finite(performance) is not None else FAILURE
 
 
 def columns(rows: Sequence[Row]) -> list[str]:
@@ -140,13 +141,13 @@ def _not_perf_csv(data: bytes) -> str | None:
         return None
     if data.startswith(b"SQLite format 3\0"):
         return "it is a SQLite database"
-    if b"\0" in data:
-        return "it is a binary file"
-    first = data.split(b"\n", 1)[0]
-    try:
-        text = first.decode("utf-8")
+    try:  # a head may end inside a character: the decoder keeps that part back
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=False)
     except UnicodeDecodeError:
-        return "it is not UTF-8 text"
+        return "it is a binary file (not UTF-8 text)"
+    text = text.split("\n", 1)[0]  # the header line; a byte-order mark is no part of it
+    if b"\0" in data or any(c < " " and c not in "\t\r" for c in text):
+        return "it is a binary file"
     header = [h.strip() for h in next(csv.reader([text.rstrip("\r")]), [])]
     missing = [name for name in _REQUIRED if name not in header]
     if missing:
@@ -216,15 +217,14 @@ def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
     if not text.strip():
         _write_all(fd, encode(rows))
         return
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
-    header = [h.strip() for h in header]
+    header, old_rows = parse_csv(text, f"--perf-csv {output.printable_path(path)}")
     wanted = columns(rows)
     if all(name in header for name in wanted if any(row.get(name) for row in rows)):
         lead = "" if text.endswith("\n") else "\n"
         _write_all(fd, lead + encode(rows, header, with_header=False))
         return
     merged = [*header, *(name for name in wanted if name not in header)]
-    old = list(csv.DictReader(io.StringIO(text)))
+    old = [dict(zip(header, cells, strict=False)) for _, cells in old_rows if cells]
     output.write(path, encode([*old, *rows], merged).encode("utf-8", "surrogateescape"))
 
 
@@ -246,15 +246,22 @@ def _write_all(fd: int, text: str) -> None:
 def read(path: Path) -> list[dict[str, str]]:
     """The rows of a perf.csv (header names stripped, as madengine reads them). InputError when
     it is not one (no `model`, `performance` and `metric` columns)."""
-    header, reader = csv_rows(path, str(path))
-    missing = [c for c in ("model", "performance", "metric") if c not in header]
-    if missing:
+    return [row for _, row in read_numbered(path)]
+
+
+def read_numbered(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """`read`, each row with the line of the file it starts on (for messages)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    problem = _not_perf_csv(head) if head.strip() else "it is empty"
+    if problem is not None:
         raise InputError(
-            f"{path}: not a madengine perf.csv (no {', '.join(missing)} column; its header "
-            f"starts {','.join(header[:4]) or '(empty)'})"
+            f"{path}: not a madengine perf.csv ({problem}; expected a header with "
+            f"{', '.join(_REQUIRED)} columns)"
         )
-    rows = []
-    for cells in reader:
-        if any(c.strip() for c in cells):
-            rows.append(dict(zip(header, cells, strict=False)))
-    return rows
+    header, numbered = csv_rows(path, str(path))
+    return [(line, dict(zip(header, cells, strict=False)))
+            for line, cells in numbered if any(c.strip() for c in cells)]  # fmt: skip

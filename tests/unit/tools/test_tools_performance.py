@@ -90,6 +90,34 @@ def test_status_needs_exit_0_and_a_value() -> None:
     assert perfcsv.status(1, "12") == "FAILURE"
     assert perfcsv.status(0, "") == "FAILURE"
     assert perfcsv.status(0, "N/A") == "FAILURE"
+    # issue 25: not numbers, or not finite ones (float("1e400") is inf), are no value either
+    for text in ("abc", "1e400", "-1e400", "nan", "inf"):
+        assert perfcsv.status(0, text) == "FAILURE", text
+    assert perfcsv.status(0, " 1e300 ") == "SUCCESS"
+
+
+def test_values_that_are_not_finite_are_not_values(tmp_path: Path) -> None:
+    assert [p.value for p in parse("performance: 1e400 fps\nperformance: 2 fps\n")] == [2.0]
+    assert parse("{'train_samples_per_second': 1e999}") == []
+    path = tmp_path / "results.csv"
+    path.write_text("model,performance,metric\na,abc,x\nb,1e400,x\nc,3,x\n")
+    assert [r.value for r in read_multiple_results(path)] == [None, None, 3.0]
+
+
+def test_a_field_over_the_csv_modules_limit_is_read_and_the_limit_put_back(
+    tmp_path: Path,
+) -> None:
+    import csv
+
+    before = csv.field_size_limit()
+    path = tmp_path / "perf.csv"
+    long = "x" * (before + 10)
+    perfcsv.append(path, [{"model": "m", "performance": "1", "metric": "x", "args": long}])
+    perfcsv.append(path, [{"model": "n", "performance": "2", "metric": "x", "wide": "y"}])
+    numbered = perfcsv.read_numbered(path)
+    assert [(line, r["model"], len(r["args"])) for line, r in numbered] == [
+        (2, "m", before + 10), (3, "n", 0)]  # fmt: skip
+    assert csv.field_size_limit() == before
 
 
 def test_the_header_is_madengines() -> None:
