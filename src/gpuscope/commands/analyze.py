@@ -68,6 +68,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("local", "ray", "dask"), default="local",
                         help="where several traces are analysed: a local process pool "
                         "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
+    parser.add_argument("--engine-timeout", type=float, metavar="SECONDS",
+                        help="how long the cluster at RAY_ADDRESS / DASK_SCHEDULER_ADDRESS may "
+                        "take to answer (default: $GPUSCOPE_ENGINE_TIMEOUT, else 30)")  # fmt: skip
     _tables.add_options(parser, png=True)
     add_options(parser)
 
@@ -79,6 +82,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
+    _check_engine(args)
     args.quiet = args.quiet or stdout_wanted(args, *OUTPUTS)  # stdout carries that output alone
     rules = load_rules(args.categories)
     found = _find(args)
@@ -138,6 +142,17 @@ class _Found:
         return [path for source in self.sources for path in source.paths]
 
 
+def _check_engine(args: argparse.Namespace) -> None:
+    """--workers and --engine-timeout checked before any work, whatever the number of traces
+    (one trace never reaches the engine: --workers 0 was accepted there)."""
+    from gpuscope.ranks._reach import connect_timeout
+    from gpuscope.ranks.engine import check_workers
+
+    check_workers(args.workers)
+    if args.engine != "local" or args.engine_timeout is not None:
+        connect_timeout(args.engine_timeout)
+
+
 def _find(args: argparse.Namespace) -> _Found:
     """Every path's sources; one path that fails raises, several are recorded and go on."""
     from gpuscope.errors import GpuscopeError
@@ -170,7 +185,8 @@ def _analyze_sources(
     from gpuscope.ranks.work import task_of
 
     tasks = [task_of(s, args.categories, args.top) for s in sources]
-    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers)
+    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers,
+                         timeout_s=args.engine_timeout)  # fmt: skip
     result = analyze_outcomes(_counted(outcomes, len(tasks)))
     for warning in result.warnings:
         warn(warning)
