@@ -130,3 +130,27 @@ def test_a_binary_file_is_one_short_line(env: dict[str, str], tmp_path: Path) ->
         assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr
         assert path.name in lines[0] and what in lines[0] and "not a madengine perf.csv" in lines[0]
         assert lines[0].isprintable() and len(lines[0]) - len(str(path)) < 200, lines[0]
+
+
+def test_trend_needs_no_metric_for_a_workload_of_one(env: dict[str, str], tmp_path: Path) -> None:
+    """Before: `history trend WORKLOAD` required --metric even when the workload had one."""
+    lines = [",".join(perfcsv.HEADER)]
+    for value in ("10", "12", "11"):
+        row = dict.fromkeys(perfcsv.HEADER, "")
+        row.update(model="bert", performance=value, metric="samples_per_second")
+        lines.append(",".join(row[h] for h in perfcsv.HEADER))
+    (tmp_path / "perf.csv").write_text("\n".join(lines) + "\n")
+    db = tmp_path / "h.db"
+    assert gpuscope(env, tmp_path, "history", "import", "perf.csv", "--db", db).returncode == 0
+    done = gpuscope(env, tmp_path, "history", "trend", "bert", "--db", db)
+    named = gpuscope(env, tmp_path, "history", "trend", "bert", "--db", db,
+                     "--metric", "samples_per_second")  # fmt: skip
+    assert done.returncode == 0 and done.stdout == named.stdout, done.stderr
+    assert "samples_per_second" in done.stdout and "▁" in done.stdout
+    run = gpuscope(env, tmp_path, "run", "-q", "--output-dir", "runs", "--record", "--db", db,
+                   "--workload", "two", "--", PY, "-c", "print('performance: 1 fps')")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    done = gpuscope(env, tmp_path, "history", "trend", "two", "--db", db)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "two has 2 metrics (fps, wall_s): choose one with --metric" in lines[0]

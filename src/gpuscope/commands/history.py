@@ -4,6 +4,7 @@ gpuscope history list                          # workloads: results, first, last
 gpuscope history list resnet50 --json -        # its results
 gpuscope history show resnet50                 # its latest result in full (or a result id)
 gpuscope history trend resnet50 --metric samples_per_second --html trend.html
+gpuscope history trend bert                    # a workload of one metric needs no --metric
 gpuscope history export -o history.parquet     # CSV, Parquet or madengine perf.csv
 gpuscope history import perf.csv report.json   # madengine perf.csv, gpuscope JSON reports
 """
@@ -51,7 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--json", metavar="FILE", help=f"write {RESULT_SCHEMA} (- : stdout)")
     trend = sub.add_parser("trend", parents=[common], help="a metric over time")
     trend.add_argument("workload")
-    trend.add_argument("--metric", required=True, metavar="NAME")
+    trend.add_argument("--metric", metavar="NAME",
+                       help="the metric drawn (default: the workload's one metric)")  # fmt: skip
     trend.add_argument(
         "--limit", type=int, default=200, metavar="N", help="the last N results (default 200)"
     )
@@ -221,14 +223,15 @@ def _trend(args: argparse.Namespace) -> int:
 
     check(args, _db_file(args), {"--png": args.png})
     with _open(args) as store:
-        points = trend.series(store, args.workload, args.metric, args.limit)
+        metric = args.metric or trend.only_metric(store, args.workload, args.limit)
+        points = trend.series(store, args.workload, metric, args.limit)
     if args.html:
-        write_text(args.html, trend.html(points, args.workload, args.metric))
+        write_text(args.html, trend.html(points, args.workload, metric))
     if args.png:
         with writing(args.png) as path:
-            trend.png(points, path, args.workload, args.metric)
+            trend.png(points, path, args.workload, metric)
     if not any(_stdout(t) for t in (args.html, args.png)):
-        _print(trend.summary_lines(points, args.workload, args.metric))
+        _print(trend.summary_lines(points, args.workload, metric))
     return 0
 
 
