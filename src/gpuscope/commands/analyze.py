@@ -22,10 +22,12 @@ from gpuscope.commands._output import (
 from gpuscope.commands._record import add_options
 from gpuscope.commands._say import say, warn
 from gpuscope.errors import ReaderError
+from gpuscope.formats import formats_help
 
-HELP = (
-    "analyze profiler outputs: torch.profiler (Kineto) traces, rocprof, rocprofv3 (CSV, JSON, "
-    "rocpd), rpd, Nsight Systems and Nsight Compute; files or whole output directories"
+HELP = "where the GPU time goes, from any profiler's output (formats: analyze --help)"
+DESCRIPTION = (  # every format the reader registry knows (gpuscope/formats.py)
+    f"analyze profiler outputs — {formats_help()}: files or whole output directories (the "
+    "format is found by content)"
 )
 SET_SCHEMA = "gpuscope.analysis-set/1"
 PROGRESS_MIN_BYTES = 16 << 20
@@ -145,8 +147,7 @@ class _Found:
 def _check_engine(args: argparse.Namespace) -> None:
     """--workers and --engine-timeout checked before any work, whatever the number of traces
     (one trace never reaches the engine: --workers 0 was accepted there)."""
-    from gpuscope.ranks._reach import connect_timeout
-    from gpuscope.ranks.engine import check_workers
+    from gpuscope.ranks.engine import check_workers, connect_timeout
 
     check_workers(args.workers)
     if args.engine != "local" or args.engine_timeout is not None:

@@ -60,6 +60,14 @@ def check_workers(workers: int | None) -> None:
         raise ConfigError(f"--workers {workers}: expected a positive number of workers")
 
 
+def connect_timeout(timeout_s: float | None) -> float:
+    """The seconds a cluster's address may take to answer: `timeout_s` (--engine-timeout), else
+    $GPUSCOPE_ENGINE_TIMEOUT, else 30; ConfigError for one that is not a positive number."""
+    from gpuscope.ranks._reach import connect_timeout as seconds
+
+    return seconds(timeout_s)
+
+
 IN_PROCESS = (
     "analysed one after another in this process, not in {workers} worker processes: the main "
     "script does its work outside an `if __name__ == \"__main__\":` block, so each worker would "
