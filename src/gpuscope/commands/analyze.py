@@ -186,8 +186,8 @@ def _analyze_sources(
     from gpuscope.ranks.work import task_of
 
     tasks = [task_of(s, args.categories, args.top) for s in sources]
-    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers,
-                         timeout_s=args.engine_timeout)  # fmt: skip
+    timeout_s = getattr(args, "engine_timeout", None)  # callers may build args by hand
+    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers, timeout_s=timeout_s)
     result = analyze_outcomes(_counted(outcomes, len(tasks)))
     for warning in result.warnings:
         warn(warning)
