@@ -47,7 +47,9 @@ def silent() -> Iterator[int]:
         yield server.getsockname()[1]
 
 
-def analyze(cwd: Path, env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def analyze(
+    cwd: Path, env: dict[str, str], *args: str
+) -> tuple[subprocess.CompletedProcess[str], float]:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "GPUSCOPE_ENGINE_TIMEOUT": "", **env}
     argv = [PY, "-m", "gpuscope", "analyze", "job", "-q", *args]
     started = time.monotonic()
@@ -127,7 +129,9 @@ result = gpuscope.analyze(sys.argv[1])
 print(len(result.reports), result.ranks is not None)
 print("warnings:", result.job.warnings)
 """
-THREAD = "import threading, time; threading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+THREAD = (
+    "import threading, time; threading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+)
 
 
 @pytest.mark.parametrize("threads", ["one", "two"])

@@ -97,7 +97,7 @@ def test_perf_csv_still_appends_to_perf_csvs_and_creates_new_ones(
         done = gpuscope(env, tmp_path, "run", "-q", "--output-dir", "runs", "--perf-csv",
                         target, "--", PY, "-c", "print('performance: 7 fps')")  # fmt: skip
         assert done.returncode == 0, done.stderr
-    assert [r["model"] for r in perfcsv.read(madengine)][0] == "old"
+    assert perfcsv.read(madengine)[0]["model"] == "old"
     assert [r["performance"] for r in perfcsv.read(madengine)] == ["", "7"]
     assert [r["performance"] for r in perfcsv.read(empty)] == ["7"]
     assert [r["performance"] for r in perfcsv.read(new)] == ["7"]

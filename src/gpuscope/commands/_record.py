@@ -64,7 +64,8 @@ def db_file(given: str | None) -> dict[str, str]:
     path = sqlite_path(str(given or default_url()))
     if path is None:
         return {}
-    option = "--db" if given else "GPUSCOPE_DB" if os.environ.get("GPUSCOPE_DB") else "--db (default)"
+    from_env = os.environ.get("GPUSCOPE_DB")
+    option = "--db" if given else "GPUSCOPE_DB" if from_env else "--db (default)"
     return {option: str(path)}
 
 

@@ -243,7 +243,9 @@ def peek(url: str, path: Path, mark_table: str, mark_key: str) -> Found | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise DatabaseError(f"--db {url}: {path} is a directory (expected a database file)") from None
+        raise DatabaseError(
+            f"--db {url}: {path} is a directory (expected a database file)"
+        ) from None
     except OSError as error:
         raise DatabaseError(f"--db {url}: cannot read ({error.strerror or error})") from None
     if not header:

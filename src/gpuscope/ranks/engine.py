@@ -158,7 +158,8 @@ def _join_ray(ray: Any, workers: int | None, timeout_s: float | None) -> None:
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     except Exception as error:  # a gRPC server that is not Ray's: any failure of the join
-        raise _unreachable("ray", "Ray cluster", address, "RAY_ADDRESS", _first_line(error)) from None
+        why = _first_line(error)
+        raise _unreachable("ray", "Ray cluster", address, "RAY_ADDRESS", why) from None
 
 
 def _first_line(error: Exception) -> str:

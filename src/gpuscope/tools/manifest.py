@@ -17,9 +17,9 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       tools' teardown or the analyses after it, nor signals.cleanup_s; null when
                       it never started
     child_pid, exit_code, signal   signal = name of the signal that killed the command
-    signals           {received: [...], forwarded: [...], killed_after_s, cleanup_s} by gpuscope during the
-                      run, to the command's process group (forwarded also holds the SIGTERM
-                      sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
+    signals           {received: [...], forwarded: [...], killed_after_s, cleanup_s} by gpuscope
+                      during the run, to the command's process group (forwarded also holds the
+                      SIGTERM sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
                       killed_after_s: the group outlived the --kill-after grace and was sent
                       SIGKILL that long after the first stop signal (else null); cleanup_s:
                       the time spent ending what the command left running once it had ended

@@ -79,10 +79,11 @@ def test_the_table_of_many_traces_keeps_its_verdicts_whole_at_80_and_72_columns(
                "findings", "flags")  # fmt: skip
     names = ("compiled_default_h200.json.gz", "compiled_reduce_overhead_h200.json.gz",
              "jax_step_h200.trace.json.gz", "llama_compiled_h200.json.gz")  # fmt: skip
+    verdicts = ("cpu-bound", "gpu-bound") * 2
     rows = tuple(
         (Cell(f"{i}. {name}", code=True, full=name), Cell("nvidia"), Cell("85"), Cell("2.64 ms"),
          Cell("2.65 ms"), Cell("48.6%"), Cell("70.2%"), Cell(verdict), Cell("3 (2 ⚠)"), Cell("1"))
-        for i, (name, verdict) in enumerate(zip(names, ("cpu-bound", "gpu-bound") * 2), 1)
+        for i, (name, verdict) in enumerate(zip(names, verdicts, strict=True), 1)
     )  # fmt: skip
     numeric = (False, False, True, True, True, True, True, False, True, True)
     table = Table(headers, rows, numeric, optional=(0, 4, 3, 0, 0, 0, 2, 0, 0, 1))

@@ -89,7 +89,7 @@ def test_the_formats_named_in_help_are_the_builtin_readers() -> None:
     from gpuscope.formats import FORMATS, formats_help
 
     assert set(FORMATS) == {r.name for r in registry.builtin_readers()}
-    assert registry.FORMATS_HELP == formats_help()
+    assert formats_help() == registry.FORMATS_HELP
     for word in ("JAX", "Perfetto", "torch.profiler", "rocpd", "Nsight Compute"):
         assert word in formats_help()
 
