@@ -93,9 +93,7 @@ def test_a_stop_signal_during_the_baseline_ends_gpuscope(
     assert not (tmp_path / "tools.log").exists()  # the fake rocprof never ran
 
 
-def test_an_interrupted_run_with_tools_is_not_recorded(
-    tmp_path: Path, env: dict[str, str]
-) -> None:
+def test_an_interrupted_run_with_tools_is_not_recorded(tmp_path: Path, env: dict[str, str]) -> None:
     process = start(tmp_path, env, "--tools", "rocprof")
     wait_started(tmp_path)
     process.send_signal(signal.SIGTERM)
@@ -135,8 +133,21 @@ def test_the_kill_grace_for_a_leftover_is_not_the_commands_time(
     """Before: a 0.55 s command was recorded as 2.74 s (duration_s, perf.csv's test_duration and
     the recorded wall_s all held the 2 s grace given to the process it left)."""
     (tmp_path / "app.py").write_text(LEAVES_A_STUBBORN_CHILD)
-    argv = [PY, "-m", "gpuscope", "run", "-q", "--output-dir", str(tmp_path / "runs"),
-            "--record", "--db", str(tmp_path / "h.db"), "--", PY, str(tmp_path / "app.py")]
+    argv = [
+        PY,
+        "-m",
+        "gpuscope",
+        "run",
+        "-q",
+        "--output-dir",
+        str(tmp_path / "runs"),
+        "--record",
+        "--db",
+        str(tmp_path / "h.db"),
+        "--",
+        PY,
+        str(tmp_path / "app.py"),
+    ]
     started = time.monotonic()
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     whole = time.monotonic() - started

@@ -70,7 +70,7 @@ def connect_timeout(timeout_s: float | None) -> float:
 
 IN_PROCESS = (
     "analysed one after another in this process, not in {workers} worker processes: the main "
-    "script does its work outside an `if __name__ == \"__main__\":` block, so each worker would "
+    'script does its work outside an `if __name__ == "__main__":` block, so each worker would '
     "run it again, and other threads run, so it cannot be forked; put that work under the guard"
 )
 

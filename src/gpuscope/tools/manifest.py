@@ -92,7 +92,10 @@ class Manifest:
     signal: str | None = None
     signals: dict[str, Any] = field(
         default_factory=lambda: {
-            "received": [], "forwarded": [], "killed_after_s": None, "cleanup_s": None
+            "received": [],
+            "forwarded": [],
+            "killed_after_s": None,
+            "cleanup_s": None,
         }
     )
     files: list[dict[str, object]] = field(default_factory=list)

@@ -213,7 +213,13 @@ def _same_file(fd: int, path: Path) -> bool:
 def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
     data = _read_fd(fd)
     _refuse_foreign(path, data)  # again: it may have changed since check_target
-    text = data.decode("utf-8", "surrogateescape")  # a rewrite below keeps every byte
+    try:  # a byte-order mark is no part of the header
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:  # its end cut inside a character: a rewrite would lose bytes
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(path)}: it ends inside a UTF-8 character; "
+            "expected a madengine perf.csv: left untouched"
+        ) from None
     if not text.strip():
         _write_all(fd, encode(rows))
         return
@@ -225,7 +231,7 @@ def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
         return
     merged = [*header, *(name for name in wanted if name not in header)]
     old = [dict(zip(header, cells, strict=False)) for _, cells in old_rows if cells]
-    output.write(path, encode([*old, *rows], merged).encode("utf-8", "surrogateescape"))
+    output.write(path, encode([*old, *rows], merged).encode("utf-8"))
 
 
 def _read_fd(fd: int) -> bytes:

@@ -146,6 +146,21 @@ def test_append_keeps_a_file_written_by_madengine(tmp_path: Path) -> None:
     assert [r["model"] for r in perfcsv.read(path)] == ["old", "new"]
 
 
+def test_append_to_a_file_with_a_byte_order_mark_or_cut_inside_a_character(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "perf.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + MADENGINE_HEADER.encode() + b"\nold" + b"," * 28 + b"\n")
+    perfcsv.append(path, [{"model": "new", "performance": "5", "metric": "x", "extra": "e"}])
+    assert [r["model"] for r in perfcsv.read(path)] == ["old", "new"]  # one header, widened
+    assert path.read_text().count("model,") == 1
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(MADENGINE_HEADER.encode() + b"\nm\xc3")
+    with pytest.raises(perfcsv.output.OutputError, match="inside a UTF-8 character"):
+        perfcsv.append(cut, [{"model": "m", "performance": "1", "metric": "x"}])
+    assert cut.read_bytes().endswith(b"\nm\xc3")
+
+
 def test_read_refuses_a_csv_that_is_not_perf_csv(tmp_path: Path) -> None:
     path = tmp_path / "x.csv"
     path.write_text("a,b\n1,2\n")
