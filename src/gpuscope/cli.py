@@ -39,7 +39,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name)
             continue
         module = _load(name)
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=common)
+        description = getattr(module, "DESCRIPTION", module.HELP)  # --help's; HELP: one line
+        command = sub.add_parser(name, help=module.HELP, description=description, parents=common)
         module.configure(command)
         command.set_defaults(_main=module.main, _build_parser=build_parser)  # completion
     return parser

@@ -38,7 +38,8 @@ def test_bash_completes_commands_options_choices_and_paths(tmp_path: Path) -> No
     (tmp_path / "trace.json.gz").write_bytes(b"")
     assert complete(source, "gpuscope", "an", cwd=tmp_path) == ["analyze"]
     assert "schema" in complete(source, "gpuscope", "", cwd=tmp_path)
-    assert complete(source, "gpuscope", "analyze", "--eng", cwd=tmp_path) == ["--engine"]
+    assert complete(source, "gpuscope", "analyze", "--eng", cwd=tmp_path) == [
+        "--engine", "--engine-timeout"]  # fmt: skip
     assert complete(source, "gpuscope", "analyze", "--engine", "", cwd=tmp_path) == [
         "local", "ray", "dask"]  # fmt: skip
     assert complete(source, "gpuscope", "analyze", "tr", cwd=tmp_path) == ["trace.json.gz"]

@@ -105,11 +105,28 @@ def test_list(tmp_path: Path) -> None:
     assert re.search(r"^TCC \(up to 4 per pass\): .*TCC_HIT", done.stdout, re.M)
 
 
+def test_list_an_nvidia_arch_as_plan_does(tmp_path: Path) -> None:
+    """Issue 25. Before: `--list sm_90` said sm_90 was not in the counter table, while
+    `--plan roofline --arch sm_90` worked. Each set lists the metrics --plan asks ncu for."""
+    done = run("counters", "--list", "sm_90", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# sm_90 (") and "ncu collects any metric" in done.stdout
+    sets = dict(line.split(": ", 1) for line in done.stdout.splitlines()
+                if not line.startswith("#"))  # fmt: skip
+    assert set(sets) == {"roofline", "memory", "compute", "all"}
+    for name in ("roofline", "memory"):
+        plan = run("counters", "--plan", name, "--arch", "sm90", cwd=tmp_path)
+        (metrics,) = [line for line in plan.stdout.splitlines() if line.startswith("--metrics ")]
+        assert sets[name].split() == metrics.removeprefix("--metrics ").split(",")
+    assert "dram__bytes.sum" in sets["all"].split()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [(("counters",), "give counter outputs to analyse"),
      (("counters", "--plan", "roofline"), "--plan needs --arch"),
      (("counters", "--list", "gfx803"), "gfx803: not in the counter table"),
+     (("counters", "--list", "sm_77"), "sm_77: not in the counter table; known: gfx908"),
      (("counters", "--plan", "SQ_INSTS_MFMA", "--arch", "gfx1151"), "nothing gfx1151 can collect")],
 )  # fmt: skip
 def test_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:

@@ -28,7 +28,7 @@ FACE = "gpuscope"
 
 TIERS: tuple[tuple[str, ...], ...] = (  # lowest first
     ("errors", "_version", "text"),  # layer 1
-    ("document", "output", "schemas", "rank_folders", "_read_workers"),  # layer 1
+    ("document", "output", "schemas", "rank_folders", "_read_workers", "formats"),  # layer 1
     ("peaks",),  # layer 2
     ("trace", "timing", "samplers", "libtrace"),  # layer 2
     ("analysis", "report"),  # layer 3

@@ -2,6 +2,7 @@
 counters): the options, an early check of them, and storing the result.
 
     add_options(parser)                               # --record --workload --commit --tag --db
+    check(args, inputs, {**outputs, **db_output(args)})  # the database file is not an input
     url = checked(args)                               # before any work: the database opens
     record(args, report, default_workload, artefacts) # after it: one line on stderr
 """
@@ -42,6 +43,30 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help="a label kept with the result (repeat for several)",
     )
     group.add_argument("--db", metavar="URL", help=DB_HELP)
+
+
+def db_output(args: argparse.Namespace) -> dict[str, str]:
+    """{option: file} of the SQLite history file --record writes ({} without --record or for
+    PostgreSQL), for the command's check of its outputs against its inputs: a database that is
+    one of the command's inputs (the trace being analysed) is refused before any work."""
+    if not getattr(args, "record", False):
+        return {}
+    return db_file(args.db)
+
+
+def db_file(given: str | None) -> dict[str, str]:
+    """{option: file} of the SQLite database `given` (--db) or the default names ({} for
+    PostgreSQL)."""
+    import os
+
+    from gpuscope.history.sql import default_url, sqlite_path
+
+    path = sqlite_path(str(given or default_url()))
+    if path is None:
+        return {}
+    from_env = os.environ.get("GPUSCOPE_DB")
+    option = "--db" if given else "GPUSCOPE_DB" if from_env else "--db (default)"
+    return {option: str(path)}
 
 
 def checked(args: argparse.Namespace) -> str | None:

@@ -22,10 +22,12 @@ from gpuscope.commands._output import (
 from gpuscope.commands._record import add_options
 from gpuscope.commands._say import say, warn
 from gpuscope.errors import ReaderError
+from gpuscope.formats import formats_help
 
-HELP = (
-    "analyze profiler outputs: torch.profiler (Kineto) traces, rocprof, rocprofv3 (CSV, JSON, "
-    "rocpd), rpd, Nsight Systems and Nsight Compute; files or whole output directories"
+HELP = "where the GPU time goes, from any profiler's output (formats: analyze --help)"
+DESCRIPTION = (  # every format the reader registry knows (gpuscope/formats.py)
+    f"analyze profiler outputs — {formats_help()}: files or whole output directories (the "
+    "format is found by content)"
 )
 SET_SCHEMA = "gpuscope.analysis-set/1"
 PROGRESS_MIN_BYTES = 16 << 20
@@ -68,6 +70,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("local", "ray", "dask"), default="local",
                         help="where several traces are analysed: a local process pool "
                         "(default), a Ray or a Dask cluster (optional extras)")  # fmt: skip
+    parser.add_argument("--engine-timeout", type=float, metavar="SECONDS",
+                        help="how long the cluster at RAY_ADDRESS / DASK_SCHEDULER_ADDRESS may "
+                        "take to answer (default: $GPUSCOPE_ENGINE_TIMEOUT, else 30)")  # fmt: skip
     _tables.add_options(parser, png=True)
     add_options(parser)
 
@@ -79,11 +84,13 @@ def main(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise InputError(f"--top {args.top}: expected a positive number of kernels")
+    _check_engine(args)
     args.quiet = args.quiet or stdout_wanted(args, *OUTPUTS)  # stdout carries that output alone
     rules = load_rules(args.categories)
-    _record.checked(args)
     found = _find(args)
-    check(args, [*args.traces, args.categories, *found.files()], {"--perfetto": args.perfetto})
+    outputs = {"--perfetto": args.perfetto, **_record.db_output(args)}
+    check(args, [*args.traces, args.categories, *found.files()], outputs)
+    _record.checked(args)
     _tables.check_folders(args, [*args.traces, args.categories, *found.files()])
     analysis = None
     if len(found.sources) == 1 and len(args.traces) == 1 and not found.failed:
@@ -137,6 +144,16 @@ class _Found:
         return [path for source in self.sources for path in source.paths]
 
 
+def _check_engine(args: argparse.Namespace) -> None:
+    """--workers and --engine-timeout checked before any work, whatever the number of traces
+    (one trace never reaches the engine: --workers 0 was accepted there)."""
+    from gpuscope.ranks.engine import check_workers, connect_timeout
+
+    check_workers(args.workers)
+    if args.engine != "local" or args.engine_timeout is not None:
+        connect_timeout(args.engine_timeout)
+
+
 def _find(args: argparse.Namespace) -> _Found:
     """Every path's sources; one path that fails raises, several are recorded and go on."""
     from gpuscope.errors import GpuscopeError
@@ -169,7 +186,8 @@ def _analyze_sources(
     from gpuscope.ranks.work import task_of
 
     tasks = [task_of(s, args.categories, args.top) for s in sources]
-    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers)
+    timeout_s = getattr(args, "engine_timeout", None)  # callers may build args by hand
+    outcomes = run_tasks(tasks, engine=args.engine, workers=args.workers, timeout_s=timeout_s)
     result = analyze_outcomes(_counted(outcomes, len(tasks)))
     for warning in result.warnings:
         warn(warning)

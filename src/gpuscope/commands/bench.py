@@ -129,8 +129,9 @@ def _check_usage(args: argparse.Namespace) -> None:
             "--fail-if-slower needs something to compare with: --compare or --baseline"
         )
     scripts = [spec.rpartition(":")[0] for spec in [args.target, *(args.compare or [])] if spec]
-    check(args, [*scripts, args.baseline], {"--json": args.json})
-    from gpuscope.commands._record import checked
+    from gpuscope.commands._record import checked, db_output
+
+    check(args, [*scripts, args.baseline], {"--json": args.json, **db_output(args)})
 
     checked(args)
 

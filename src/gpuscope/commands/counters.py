@@ -76,9 +76,10 @@ def _analyse(args: argparse.Namespace) -> int:
 
     sources = together([s for path in args.traces for s in find_sources(path)])
     inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
-    check(args, inputs)
+    from gpuscope.commands._record import checked, db_output, record
+
+    check(args, inputs, db_output(args))
     _tables.check_folders(args, inputs)
-    from gpuscope.commands._record import checked, record
 
     checked(args)
     traces = [read_source(s) for s in sources]
@@ -169,11 +170,15 @@ def _output(args: argparse.Namespace, lines: list[str]) -> int:
 
 def _list(arch: str, listing: str | None) -> int:
     from gpuscope.counters.capability import packaged_archs
+    from gpuscope.counters.metrics import family_for
     from gpuscope.errors import InputError
 
     cap = _capability(arch, listing)
+    family = family_for(arch) if cap is None else None
+    if family is not None and family.vendor == "nvidia":
+        return _list_ncu(arch, family)
     if cap is None:
-        known = ", ".join(packaged_archs())
+        known = ", ".join([*packaged_archs(), *_nvidia_archs()])
         raise InputError(f"{arch}: not in the counter table; known: {known} (or --list-avail)")
     blocks: dict[str, list[str]] = {}
     for name, block in cap.hardware.items():
@@ -184,6 +189,31 @@ def _list(arch: str, listing: str | None) -> int:
         limit = cap.limit(block)
         lines.append(f"{block} (up to {limit} per pass): {' '.join(sorted(names))}")
     lines.append(f"derived: {' '.join(sorted(cap.derived))}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _nvidia_archs() -> list[str]:
+    from gpuscope.counters.metrics import FAMILY_FILES, load_family
+
+    families = [load_family(name) for name in FAMILY_FILES]
+    found = [a for f in families if f.vendor == "nvidia" for a in f.architectures]
+    return list(dict.fromkeys(found))
+
+
+def _list_ncu(arch: str, family: Any) -> int:
+    """An NVIDIA GPU has no table of what it can count — ncu collects any metric, replaying the
+    kernel as often as it needs —: the ncu metrics gpuscope derives from, by set (what
+    `--plan SET --arch` asks ncu for)."""
+    from gpuscope.counters.presets import PRESETS, preset_counters
+
+    everything = preset_counters("all", family, None).counters
+    lines = [f"# {arch} ({family.label}): ncu collects any metric (it replays the kernel as "
+             f"needed); the {len(everything)} gpuscope derives from, by set"]  # fmt: skip
+    for name in (*PRESETS, "all"):
+        needed = preset_counters(name, family, None)
+        lines.append(f"{name}: {' '.join(needed.counters)}")
+        lines += [f"# {name}: {arch} cannot compute {m}" for m in needed.impossible]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

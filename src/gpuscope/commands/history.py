@@ -4,6 +4,7 @@ gpuscope history list                          # workloads: results, first, last
 gpuscope history list resnet50 --json -        # its results
 gpuscope history show resnet50                 # its latest result in full (or a result id)
 gpuscope history trend resnet50 --metric samples_per_second --html trend.html
+gpuscope history trend bert                    # a workload of one metric needs no --metric
 gpuscope history export -o history.parquet     # CSV, Parquet or madengine perf.csv
 gpuscope history import perf.csv report.json   # madengine perf.csv, gpuscope JSON reports
 """
@@ -51,7 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--json", metavar="FILE", help=f"write {RESULT_SCHEMA} (- : stdout)")
     trend = sub.add_parser("trend", parents=[common], help="a metric over time")
     trend.add_argument("workload")
-    trend.add_argument("--metric", required=True, metavar="NAME")
+    trend.add_argument("--metric", metavar="NAME",
+                       help="the metric drawn (default: the workload's one metric)")  # fmt: skip
     trend.add_argument(
         "--limit", type=int, default=200, metavar="N", help="the last N results (default 200)"
     )
@@ -221,14 +223,15 @@ def _trend(args: argparse.Namespace) -> int:
 
     check(args, _db_file(args), {"--png": args.png})
     with _open(args) as store:
-        points = trend.series(store, args.workload, args.metric, args.limit)
+        metric = args.metric or trend.only_metric(store, args.workload, args.limit)
+        points = trend.series(store, args.workload, metric, args.limit)
     if args.html:
-        write_text(args.html, trend.html(points, args.workload, args.metric))
+        write_text(args.html, trend.html(points, args.workload, metric))
     if args.png:
         with writing(args.png) as path:
-            trend.png(points, path, args.workload, args.metric)
+            trend.png(points, path, args.workload, metric)
     if not any(_stdout(t) for t in (args.html, args.png)):
-        _print(trend.summary_lines(points, args.workload, args.metric))
+        _print(trend.summary_lines(points, args.workload, metric))
     return 0
 
 
@@ -275,6 +278,10 @@ def _format_of(target: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from gpuscope.commands._record import db_file
+    from gpuscope.output import check_outputs
+
+    check_outputs(db_file(args.db), args.files)  # the database is not one of the files read
     results, notes = [], []
     for name in args.files:
         found, note = _read_import(Path(name), args)
@@ -298,6 +305,7 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
 
     from gpuscope.errors import InputError
     from gpuscope.history import transfer
+    from gpuscope.history.store import validate
 
     if path.is_dir() and (path / "manifest.json").is_file():
         path = path / "manifest.json"
@@ -316,6 +324,7 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
         result = transfer.from_report(
             report, path, workload=args.workload, tags=args.tag, commit=args.commit
         )
+        validate(result)  # a value that is not finite: this file named, not the import's
     except InputError as error:
         raise InputError(f"{path}: {error}") from None
     return [result], None
@@ -326,13 +335,29 @@ def _read_perf_csv(path: Path, args: argparse.Namespace) -> tuple[list[Result], 
     from gpuscope.tools import perfcsv
     from gpuscope.tools.performance import direction_of
 
-    found = perfcsv.read(path)
+    found = perfcsv.read_numbered(path)
     when = transfer._mtime(path)
-    results, skipped = transfer.from_perf_rows(
+    results, left_out = transfer.from_perf_rows(
         found, direction_of, when, f"import {path}", args.workload, args.tag, args.commit
     )
-    note = f"{path}: {skipped} rows without a performance value left out" if skipped else None
-    return results, note
+    return results, _left_out_note(path, left_out)
+
+
+def _left_out_note(path: Path, left_out: list[tuple[int, str]]) -> str | None:
+    """One line: how many rows had no finite performance value, and which lines had one that
+    is not a number (`abc`, `1e400`), each shown short and printable."""
+    from gpuscope.text import printable
+
+    if not left_out:
+        return None
+    named = [(line, text) for line, text in left_out if text and text.upper() != "N/A"]
+    shown = ", ".join(
+        f"line {line}: {printable(text[:24])!r}{'…' if len(text) > 24 else ''}"
+        for line, text in named[:3]
+    )
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    which = f" ({shown}{more})" if named else ""
+    return f"{path}: {len(left_out)} rows without a finite performance value left out{which}"
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
     )  # fmt: skip
     options.validate()
     target = args.output or source.with_name("library_perf.csv")
-    check(args, [source], {"-o": target})  # before any replay
+    check(args, [source], {"-o": target, **_record.db_output(args)})  # before any replay
     _tables.check_folders(args, [source, target])
     _record.checked(args)
     with _progress() as progress:

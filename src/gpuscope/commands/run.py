@@ -53,7 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "wall time and own metric and the tools' overhead in %%")  # fmt: skip
     parser.add_argument("--perf-csv", metavar="PATH",
                         help="also append the perf.csv rows to this shared file (locked; "
-                        "created with madengine's header)")  # fmt: skip
+                        "created with madengine's header; a file that is not a perf.csv is "
+                        "refused before the command runs)")  # fmt: skip
     parser.add_argument("--multiple-results", metavar="CSV",
                         help="the CSV of results the command writes (madengine's "
                         "multiple_results: model, performance, metric columns)")  # fmt: skip
@@ -97,23 +98,59 @@ def main(args: argparse.Namespace) -> int:
     if say and ctx.ignored:
         say(f"ignoring madengine deployment settings: {', '.join(ctx.ignored)}")
     baseline = _baseline(request, say) if args.baseline else None
+    if baseline is not None and (stop := interrupted(baseline)):
+        if say:
+            _summary(say, baseline)
+            say(f"baseline interrupted by {stop}: the run with tools not started, nothing kept")
+        return 128 + _signal_number(stop)
     result = session.run(request, progress=say)
     if baseline is not None:
         _compare(baseline, result, say)
     if say:
         _summary(say, result)
+    if stop := interrupted(result):
+        if say:
+            say(f"interrupted by {stop}: nothing recorded, nothing appended to --perf-csv")
+        return result.exit_code
     _share(args, [*(baseline.perf_rows if baseline else ()), *result.perf_rows])
     _keep(args, baseline or result, result.manifest.baseline)
     return result.exit_code
 
 
+_STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def interrupted(result: RunResult) -> str | None:
+    """The stop signal that interrupted a run: the first SIGINT / SIGTERM / SIGHUP gpuscope
+    received, or the one that killed the command without passing through gpuscope (a Ctrl-C
+    typed at the terminal reaches the command's process group alone); None if none did. An
+    interrupted run's numbers are not the workload's: none is kept."""
+    manifest = result.manifest
+    received = [name for name in manifest.signals.get("received", ()) if name in _STOPS]
+    if received:
+        return str(received[0])
+    return manifest.signal if manifest.signal in _STOPS else None
+
+
+def _signal_number(name: str) -> int:
+    import signal
+
+    return int(signal.Signals[name])
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
+    from gpuscope.commands._record import db_output
     from gpuscope.errors import ConfigError
     from gpuscope.output import check_outputs
 
     if args.no_capture and args.baseline:
         raise ConfigError("--baseline compares the runs' own metric: drop --no-capture")
-    check_outputs({"--perf-csv": args.perf_csv})
+    inputs = [args.additional_context_file, args.tools_config, args.multiple_results]
+    check_outputs({"--perf-csv": args.perf_csv, **db_output(args)}, [p for p in inputs if p])
+    if args.perf_csv:
+        from gpuscope.tools.perfcsv import check_target
+
+        check_target(args.perf_csv)  # before the command runs: a file that is not a perf.csv
 
 
 def _perf_options(args: argparse.Namespace) -> PerfOptions:
@@ -232,7 +269,8 @@ def _say(line: str) -> None:
 def _summary(say: Callable[[str], None], result: RunResult) -> None:
     manifest = result.manifest
     how = f"killed by {manifest.signal}" if manifest.signal else f"exit {result.exit_code}"
-    say(f"command {manifest.status} ({how}) after {manifest.duration_s:.2f} s")
+    took = "" if manifest.duration_s is None else f" after {manifest.duration_s:.2f} s"
+    say(f"command {manifest.status} ({how}){took}")
     for warning in manifest.warnings:
         say(f"warning: {warning}")
     say(f"{len(manifest.files)} files in {result.run_dir} (see manifest.json)")

@@ -7,6 +7,14 @@ migrate it once. A database written by a newer gpuscope (a version above `LATEST
 rather than guessed at. Never edit a released migration: add the next one (tests load a
 version-1 file, tests/data/history/history_v1.sqlite, and migrate it).
 
+**The mark.** A history database says it is one (v3): the table `gpuscope_meta` holds
+`schema = gpuscope.history`, and a SQLite file's header `application_id` is `APPLICATION_ID`.
+Before anything is written, `refuse_foreign` looks at what a database holds and refuses one that
+is not gpuscope's — another application id or mark, or any table that is not one of ours (an
+nsys `.sqlite` export, an rpd or rocpd file, a database another program shares) — so that no
+table is added to it and no SQLite file is switched to WAL. An empty database is new; one with
+our tables and no mark was written by a gpuscope before v3, and is marked when it migrates.
+
     workloads  id, name (unique), created_at
     results    id, workload_id, kind, recorded_at (UTC ISO 8601), commit_sha, dirty, branch,
                host, gpu_model, gpu_count, driver, rocm, cuda, torch, gpuscope_version,
@@ -15,6 +23,7 @@ version-1 file, tests/data/history/history_v1.sqlite, and migrate it).
     metrics    id, result_id, name, value, unit, direction ('lower' | 'higher'),
                samples (JSON list or NULL)
     result_tags (v2) result_id, tag — one row per tag, for filtering
+    gpuscope_meta (v3) key, value — `schema` = `gpuscope.history` (the mark)
 """
 
 from __future__ import annotations
@@ -24,7 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from gpuscope.history.sql import Database, DatabaseError, redacted
+from gpuscope.history.sql import Database, DatabaseError, Found, redacted
+
+APPLICATION_ID = 0x67707368  # "gpsh": SQLite's header field for the application that owns a file
+MARK_TABLE, MARK_KEY, MARK = "gpuscope_meta", "schema", "gpuscope.history"
+OWN_TABLES = frozenset(
+    {"schema_migrations", "workloads", "results", "metrics", "result_tags", MARK_TABLE}
+)
 
 
 @dataclass(frozen=True)
@@ -82,11 +97,47 @@ def _tags(text: str) -> list[str]:
     return [str(t) for t in found] if isinstance(found, list) else []
 
 
+def _v3(db: Database) -> None:
+    """The mark: what tells a gpuscope history database from any other (`refuse_foreign`)."""
+    db.execute(f"CREATE TABLE {MARK_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute(f"INSERT INTO {MARK_TABLE} (key, value) VALUES (?, ?)", (MARK_KEY, MARK))
+    if db.dialect == "sqlite":
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # in the transaction
+
+
 MIGRATIONS = (
     Migration(1, "workloads, results, metrics with their samples", _v1),
     Migration(2, "results.extra; result_tags", _v2),
+    Migration(3, "gpuscope_meta: the mark of a gpuscope history database", _v3),
 )
 LATEST = MIGRATIONS[-1].version
+
+
+def refuse_foreign(url: str, found: Found | None) -> None:
+    """DatabaseError, before anything is written, when `found` (what a database holds; None: a
+    new file) is not a gpuscope history database, new or older."""
+    why = _foreign(found) if found is not None else None
+    if why is not None:
+        raise DatabaseError(
+            f"--db {redacted(url)}: not a gpuscope history database ({why}): left untouched; "
+            "name a new database or one that gpuscope created"
+        )
+
+
+def _foreign(found: Found) -> str | None:
+    if found.application_id not in (0, APPLICATION_ID):
+        return f"another application's SQLite file, application_id {found.application_id:#x}"
+    if found.mark is not None and found.mark != MARK:
+        return f"its {MARK_TABLE} table says {found.mark[:40]!r}"
+    others = sorted(found.tables - OWN_TABLES)
+    if others:
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        return f"it holds other tables: {', '.join(others[:3])}{more}"
+    if found.tables and "schema_migrations" not in found.tables:
+        return f"it has {', '.join(sorted(found.tables))} but no schema_migrations table"
+    if not found.tables and found.user_version != 0:
+        return f"another application's SQLite file, user_version {found.user_version}"
+    return None
 
 
 def version(db: Database) -> int:

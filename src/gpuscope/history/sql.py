@@ -14,7 +14,10 @@ that differ live here and nowhere else:
 - concurrent writers: SQLite in WAL mode with a busy timeout, every write in `BEGIN IMMEDIATE`
   (one writer at a time, the others wait instead of failing); PostgreSQL in transactions, and
   the schema migrations under an advisory lock;
-- placeholders (`?` → `%s`) and the DDL types above.
+- placeholders (`?` → `%s`) and the DDL types above;
+- looking at what a database holds before anything is written (`Found`): a SQLite file is
+  looked at read-only, through a connection that creates nothing beside it (`peek`), before
+  `connect` switches it to WAL mode; a PostgreSQL database through its catalog.
 
 URLs: `sqlite:///relative/file.db`, `sqlite:////absolute/file.db` (SQLAlchemy's spelling), or a
 plain path; `postgresql://…` / `postgres://…` as libpq takes them. psycopg is imported only
@@ -27,8 +30,10 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from gpuscope.errors import InputError
 
@@ -44,6 +49,18 @@ Row = tuple[Any, ...]
 
 class DatabaseError(InputError):
     """The history database cannot be opened or used (exit 2, one line naming it)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """What an existing database holds, seen without changing it: its tables and views (SQLite's
+    own `sqlite_*` left out), SQLite's `application_id` and `user_version` header fields (0 for
+    PostgreSQL), and the value under `mark_key` in the table `mark_table` when there is one."""
+
+    tables: frozenset[str]
+    application_id: int = 0
+    user_version: int = 0
+    mark: str | None = None
 
 
 class Database:
@@ -130,6 +147,28 @@ class Database:
             sql = "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"  # noqa: E501
         return bool(self.query(sql, (name,)))
 
+    def tables(self) -> frozenset[str]:
+        """The tables and views of the database (of the current schema in PostgreSQL)."""
+        if self.dialect == "sqlite":
+            sql = "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+        else:
+            sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"  # noqa: E501
+        names = (str(row[0]) for row in self.query(sql))
+        return frozenset(n for n in names if not n.startswith("sqlite_"))
+
+    def found(self, mark_table: str, mark_key: str) -> Found:
+        """What the database holds (`Found`); reads only."""
+        tables = self.tables()
+        mark = None
+        if mark_table in tables:
+            rows = self.query(f"SELECT value FROM {mark_table} WHERE key = ?", (mark_key,))
+            mark = str(rows[0][0]) if rows else ""
+        if self.dialect != "sqlite":
+            return Found(tables, mark=mark)
+        application_id = int(self.query("PRAGMA application_id")[0][0])
+        user_version = int(self.query("PRAGMA user_version")[0][0])
+        return Found(tables, application_id, user_version, mark)
+
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
         """A failure of the database itself (locked past the timeout, connection lost, disk
@@ -186,6 +225,44 @@ def _sqlite_path(url: str) -> Path:
             f"--db {url}: expected sqlite:///relative/file.db or sqlite:////absolute/file.db"
         )
     return Path(rest[3:])
+
+
+SQLITE_MAGIC = b"SQLite format 3\0"
+
+
+def peek(url: str, path: Path, mark_table: str, mark_key: str) -> Found | None:
+    """What the SQLite file `path` holds, looked at read-only (None: no file, or an empty one:
+    a new database). Nothing is created beside it: a database in WAL mode whose WAL is empty
+    (no NAME-wal file) is opened immutable, as mode=ro would make NAME-shm and NAME-wal.
+    DatabaseError for a file that is not a SQLite database."""
+    import sqlite3
+
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise DatabaseError(
+            f"--db {url}: {path} is a directory (expected a database file)"
+        ) from None
+    except OSError as error:
+        raise DatabaseError(f"--db {url}: cannot read ({error.strerror or error})") from None
+    if not header:
+        return None
+    if not header.startswith(SQLITE_MAGIC):
+        raise DatabaseError(
+            f"--db {url}: not a SQLite database (expected a gpuscope history database or a new "
+            "file): left untouched"
+        )
+    wal = header[18:20] == b"\x02\x02" and not Path(f"{path}-wal").exists()
+    uri = f"file:{quote(os.fsencode(path.resolve()))}?{'immutable=1' if wal else 'mode=ro'}"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        with contextlib.closing(connection):
+            return Database(connection, "sqlite", url).found(mark_table, mark_key)
+    except sqlite3.Error as error:
+        raise DatabaseError(f"--db {url}: cannot read the SQLite database ({error})") from None
 
 
 def _sqlite(url: str, path: Path) -> Database:

@@ -20,7 +20,7 @@ from typing import Any
 
 from gpuscope.history import schema
 from gpuscope.history.model import Context, Metric, Result
-from gpuscope.history.sql import Database, DatabaseError, connect, redacted
+from gpuscope.history.sql import Database, DatabaseError, connect, peek, redacted, sqlite_path
 
 _RESULT_COLUMNS = (
     "r.id, w.name, r.kind, r.recorded_at, r.commit_sha, r.dirty, r.branch, r.host, r.gpu_model, "
@@ -57,9 +57,17 @@ class Store:
 
     @classmethod
     def open(cls, url: str) -> Store:
+        """The history in `url`, created or migrated. DatabaseError, the database untouched, when
+        it is another program's (schema.refuse_foreign): a SQLite file is looked at read-only
+        before it is opened for writing."""
+        path = sqlite_path(url)
+        if path is not None:
+            schema.refuse_foreign(url, peek(url, path, schema.MARK_TABLE, schema.MARK_KEY))
         db = connect(url)
         try:
             with db.errors():
+                if db.dialect != "sqlite":
+                    schema.refuse_foreign(url, db.found(schema.MARK_TABLE, schema.MARK_KEY))
                 schema.migrate(db)
         except BaseException:
             db.close()
@@ -88,7 +96,7 @@ class Store:
     def add_many(self, results: Sequence[Result]) -> list[int]:
         """Store every result in one transaction (an import is all or nothing)."""
         for result in results:
-            _validate(result)
+            validate(result)
         with self.db.errors(), self.db.transaction():
             workloads = {name: self._workload_id(name) for name in {r.workload for r in results}}
             return [self._insert(r, workloads[r.workload]) for r in results]
@@ -296,7 +304,9 @@ def _result(row: tuple[Any, ...], metrics: tuple[Metric, ...]) -> Result:
     return Result(workload, kind, context, metrics, source, int(rid))
 
 
-def _validate(result: Result) -> None:
+def validate(result: Result) -> None:
+    """DatabaseError when `result` cannot be stored: no workload, or a value (or a sample) that
+    is not a finite number."""
     if not result.workload.strip():
         raise DatabaseError("a result needs a workload name (--workload NAME)")
     for metric in result.metrics:

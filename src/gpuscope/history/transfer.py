@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -146,22 +147,25 @@ def _text(value: Any) -> str:
 
 
 def from_perf_rows(
-    found: Sequence[Mapping[str, str]],
+    found: Sequence[tuple[int, Mapping[str, str]]],
     direction_of: Callable[[str], str],
     recorded_at: str,
     source: str,
     workload: str | None = None,
     tags: Sequence[str] = (),
     commit: str | None = None,
-) -> tuple[list[Result], int]:
-    """Results from madengine perf.csv rows (one each; the model is the workload) and how many
-    rows were left out (no performance value: madengine's FAILURE rows)."""
-    results, skipped = [], 0
-    for row in found:
-        try:
-            value = float(row.get("performance", "").strip())
-        except ValueError:
-            skipped += 1
+) -> tuple[list[Result], list[tuple[int, str]]]:
+    """Results from madengine perf.csv rows, each with the line it starts on (one result each;
+    the model is the workload), and the rows left out as (line, performance text): those
+    without a finite performance value — madengine's FAILURE rows (empty), and `abc`, `nan`,
+    `1e400` — so that one of them does not stop the import of the others."""
+    results: list[Result] = []
+    left_out: list[tuple[int, str]] = []
+    for line, row in found:
+        text = row.get("performance") or ""
+        value = _finite(text)
+        if value is None:
+            left_out.append((line, text.strip()))
             continue
         metric = row.get("metric", "").strip() or "performance"
         results.append(
@@ -173,7 +177,15 @@ def from_perf_rows(
                 source,
             )
         )
-    return results, skipped
+    return results, left_out
+
+
+def _finite(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _perf_context(

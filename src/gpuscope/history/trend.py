@@ -65,6 +65,19 @@ def series(store: Store, workload: str, metric: str, limit: int = 200) -> list[P
     return points
 
 
+def only_metric(store: Store, workload: str, limit: int = 200) -> str:
+    """The one metric the last `limit` results of `workload` hold (what `trend` draws when no
+    metric is named); InputError naming them all when there are several, or no results."""
+    results = store.latest(workload, limit=limit)
+    if not results:
+        raise InputError(f"no results of workload {workload!r} in {store.url}")
+    names = list(dict.fromkeys(m.name for r in results for m in r.metrics))
+    if len(names) != 1:
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        raise InputError(f"{workload} has {len(names)} metrics ({shown}): choose one with --metric")
+    return names[0]
+
+
 def sparkline(values: Sequence[float]) -> str:
     low, high = min(values), max(values)
     if high == low:

@@ -1,9 +1,12 @@
 """Rebuild library_trace.csv from logs after the fact (`gpuscope libtrace`), e.g. when gpuscope
 itself was killed before its teardown wrote the CSV.
 
-A run directory is read through the tracers' own log-file names; any other file (or, in a directory
-holding none of those names, every `.log`/`.txt`/`.out`/`.err`/`.yaml` file) is given to every
-parser: their records cannot be mistaken for one another. NCCL and RCCL share one log format:
+A `gpuscope run` directory (it has a manifest.json) is read through the tracers' own log-file
+names: its other logs are the command's whole output (stdout.log, stderr.log), which the tracers'
+own copies already hold. Any other directory is read whole: the files with a tracer's name by
+that tracer, and every other `.log`/`.txt`/`.out`/`.err`/`.yaml` file — an `nccl.log`, a
+`miopen.txt` beside a `rocblas_bench.log` — by every parser, as a file named on the command line
+is: their records cannot be mistaken for one another. NCCL and RCCL share one log format:
 a log is labelled rccl when it shows RCCL's banner or its `globalrank` suffix.
 """
 
@@ -64,12 +67,12 @@ def _named(path: Path) -> Iterator[None]:
 
 def _run_dir_files(run_dir: Path) -> list[Path]:
     """A run directory's known log files (its ranks' folders' too); in any other directory,
-    every log file in it."""
+    those and every other log file in it."""
     folders = (run_dir, *rank_folders(run_dir))
-    files = sorted({p for tr in TRACERS.values() for d in folders for p in tr.log_files(d)})
-    if not files:
-        files = sorted(p for p in run_dir.iterdir() if p.is_file() and p.suffix in _LOG_SUFFIXES)
-    return files
+    files = {p for tr in TRACERS.values() for d in folders for p in tr.log_files(d)}
+    if not (run_dir / "manifest.json").is_file():
+        files |= {p for p in run_dir.iterdir() if p.is_file() and p.suffix in _LOG_SUFFIXES}
+    return sorted(files)
 
 
 def _from_run_dir(run_dir: Path, warnings: list[str]) -> list[LibraryCall]:

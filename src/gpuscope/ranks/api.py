@@ -54,21 +54,35 @@ def analyze_job(
     workers: int | None = None,
     categories: str | None = None,
     reports: bool = False,
+    timeout_s: float | None = None,
 ) -> JobResult:
     """Analyse every trace in `paths` on `engine` and, when they are ranks of one job, across
-    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count)."""
+    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count).
+    `timeout_s`: how long a Ray / Dask cluster's address may take to answer (default
+    $GPUSCOPE_ENGINE_TIMEOUT, else 30 s). When the local engine cannot start worker processes
+    here (a main script without an `if __name__ == "__main__":` guard, and other threads), it
+    analyses the traces in this process and `warnings` says so."""
     tasks = tasks_for(paths, categories, report=reports)
-    return analyze_outcomes(run_tasks(tasks, engine=engine, workers=workers))
+    outcomes = run_tasks(tasks, engine=engine, workers=workers, timeout_s=timeout_s)
+    result = analyze_outcomes(outcomes)
+    if engine == "local":
+        from gpuscope.ranks.engine import in_process_reason
+
+        reason = in_process_reason(len(tasks), workers)
+        result.warnings.extend([reason] if reason else [])
+    return result
 
 
-def run_tasks(tasks: Sequence[Task], *, engine: str, workers: int | None) -> Iterator[Outcome]:
+def run_tasks(
+    tasks: Sequence[Task], *, engine: str, workers: int | None, timeout_s: float | None = None
+) -> Iterator[Outcome]:
     """`run_task` of every task on `engine`, in order. Ray and Dask get absolute paths (their
     workers run in other directories), so their reports name the files by absolute path."""
     from gpuscope.ranks.engine import run_all
 
     if engine != "local":
         tasks = [with_absolute_paths(t) for t in tasks]
-    return run_all(run_task, tasks, engine=engine, workers=workers)
+    return run_all(run_task, tasks, engine=engine, workers=workers, timeout_s=timeout_s)
 
 
 def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:

@@ -107,9 +107,12 @@ def _table(block: Table, width: int) -> RichTable:
     stacked = whole > width
     for i in shown:
         right = numeric[i]
+        # a text column never narrower than its longest word: rich shrinks the wrapping
+        # columns to fit, and cut "cpu-bound" into "cpu-boun" / "d" at 80 columns
+        least = None if right or i in names else _longest_word(block, i)
         table.add_column(
             _header(block, i, stacked and right), justify="right" if right else "left",
-            no_wrap=right or i in names, overflow="fold",
+            no_wrap=right or i in names, overflow="fold", min_width=least,
         )  # fmt: skip
     columns = {i: _column_text(block, i, name_width) for i in shown}
     for r in range(len(block.rows)):
@@ -161,14 +164,18 @@ def _longest_word(block: Table, i: int) -> int:
 def _name_width(
     block: Table, numeric: tuple[bool, ...], shown: list[int], names: set[int], width: int
 ) -> int:
-    """What a name column gets: the width left by the others (numbers unwrapped)."""
+    """What a name column gets: the width left by the others (numbers unwrapped), NAME_MIN at
+    least while optional columns can give way (`_fitting_columns`); when none is left, less,
+    down to TEXT_MIN — wider, it would push the table past `width` and rich would squeeze a
+    text column mid-word ("cpu-boun" / "d") or drop it."""
     drawn_names = [i for i in shown if i in names]
     if not drawn_names:
         return width
     others = sum(_natural(block, i) for i in shown if i not in names)
     spare = width - others - GAP * (len(shown) - 1)
-    longest = max(len(c.full or c.text) for r in block.rows for c in r if c.code)
-    return max(NAME_MIN, min(longest, spare // len(drawn_names)))
+    # what is drawn: the text ("1. rank0.json"), or the full name a shortened one stands for
+    longest = max(max(len(c.text), len(c.full or "")) for r in block.rows for c in r if c.code)
+    return max(TEXT_MIN, min(longest, spare // len(drawn_names)))
 
 
 def _fitting_columns(block: Table, numeric: tuple[bool, ...], width: int) -> list[int]:

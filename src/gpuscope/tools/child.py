@@ -81,6 +81,12 @@ class ChildResult:
     exit_code: int
     signal: str | None  # the signal that killed the child, if one did
     survivors: tuple[Survivor, ...] = ()  # other processes of the command that had to be ended
+    # the command's own wall time: its start to the end of its job (the rest of its group,
+    # after a stop signal); not the cleanup below
+    duration_s: float | None = None
+    # ending what the command left running once it had ended (SIGTERM, a grace of up to
+    # REAP_GRACE_S for a process that ignores it, SIGKILL): gpuscope's time, not the command's
+    cleanup_s: float | None = None
 
 
 @contextmanager
@@ -119,6 +125,7 @@ def run_child(
     `NAME=value` entry of `env`, finds the processes that left the group (reaper.py)."""
     copier = Tee(tee or {})
     with copier as tee_fds, Terminal.open() as terminal:
+        started = time.monotonic()
         pid = _spawn(argv, env, tee_fds)
         group = Group(pid, marker)
         try:
@@ -130,9 +137,11 @@ def run_child(
         except BaseException:
             _abandon(pid, group)
             raise
+        ended = time.monotonic()
         terminal.take_back()
         survivors = group.reap(min(kill_after_s, REAP_GRACE_S))
-    return _result(pid, code, survivors)
+        times = (round(ended - started, 6), round(time.monotonic() - ended, 6))
+    return _result(pid, code, survivors, times)
 
 
 def _spawn(argv: Sequence[str], env: Mapping[str, str], tee_fds: Mapping[int, int]) -> int:
@@ -295,8 +304,10 @@ def _waiter() -> _Waiter:
     return _Waiter() if _CAN_WAIT else _HandlerWaiter()
 
 
-def _result(pid: int, code: int, survivors: tuple[Survivor, ...]) -> ChildResult:
-    if code >= 0:
-        return ChildResult(pid=pid, exit_code=code, signal=None, survivors=survivors)
-    name = signal.Signals(-code).name
-    return ChildResult(pid=pid, exit_code=128 - code, signal=name, survivors=survivors)
+def _result(
+    pid: int, code: int, survivors: tuple[Survivor, ...], times: tuple[float, float]
+) -> ChildResult:
+    duration_s, cleanup_s = times
+    name = signal.Signals(-code).name if code < 0 else None
+    exit_code = 128 - code if code < 0 else code
+    return ChildResult(pid, exit_code, name, survivors, duration_s, cleanup_s)

@@ -11,13 +11,20 @@ Schema `gpuscope.run/1` (every key always present; `null` when not known yet):
                       argv is the prefix applied ([] if merged into an identical one)
     host              {hostname, platform, python, cpus}
     gpu_vendor, gpus  [{index, name, vendor, arch, memory_bytes}]
-    started_at, ended_at   UTC, ISO 8601;  duration_s (monotonic)
+    started_at, ended_at   UTC, ISO 8601 (the whole run)
+    duration_s        the command's own wall time (monotonic): from its start to the end of its
+                      job (its process group, after a stop signal); not gpuscope's setup, the
+                      tools' teardown or the analyses after it, nor signals.cleanup_s; null when
+                      it never started
     child_pid, exit_code, signal   signal = name of the signal that killed the command
-    signals           {received: [...], forwarded: [...], killed_after_s} by gpuscope during the
-                      run, to the command's process group (forwarded also holds the SIGTERM
-                      sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
+    signals           {received: [...], forwarded: [...], killed_after_s, cleanup_s} by gpuscope
+                      during the run, to the command's process group (forwarded also holds the
+                      SIGTERM sent to what outlived the command after a SIGINT/SIGHUP, and SIGKILL);
                       killed_after_s: the group outlived the --kill-after grace and was sent
-                      SIGKILL that long after the first stop signal (else null)
+                      SIGKILL that long after the first stop signal (else null); cleanup_s:
+                      the time spent ending what the command left running once it had ended
+                      (SIGTERM, up to 2 s for a process ignoring it, SIGKILL), apart from
+                      duration_s
     survivors         [{pid, command, found, signal, ended}]: the command's other processes that
                       gpuscope had to end — still running at --kill-after (SIGKILL) or after the
                       command ended (SIGTERM, then SIGKILL); found: "process group" or
@@ -84,7 +91,12 @@ class Manifest:
     exit_code: int | None = None
     signal: str | None = None
     signals: dict[str, Any] = field(
-        default_factory=lambda: {"received": [], "forwarded": [], "killed_after_s": None}
+        default_factory=lambda: {
+            "received": [],
+            "forwarded": [],
+            "killed_after_s": None,
+            "cleanup_s": None,
+        }
     )
     files: list[dict[str, object]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -6,7 +6,11 @@ from `model` to `additional_docker_run_options`; a `multiple_results` row's othe
 them, as madengine adds them. `status` is `SUCCESS` only when the command exited 0 *and* the
 row has a performance value (madengine: a performance value and no error in the log).
 
-Appending to a shared file (`gpuscope run --perf-csv PATH`, many runs at once): the file is
+Appending to a shared file (`gpuscope run --perf-csv PATH`, many runs at once) adds rows only to
+a file that is one: missing, empty, or UTF-8 text whose first line is a perf.csv header (model,
+performance and metric columns, as `read` wants them). Anything else (a JSON report, a script,
+notes, a binary or SQLite file) is refused untouched: `check_target` says so before the command
+runs, and the append checks again under the lock. The file is
 locked (`flock`) for the whole append, so rows of two runs never interleave or tear; when the
 file's header lacks a column of the new rows, the file is rewritten whole (the safe writer:
 beside it, then renamed) under the same lock, and a writer that waited on the replaced file
@@ -16,6 +20,7 @@ without a lock: do not let it write the same file at the same moment.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import io
@@ -25,7 +30,7 @@ from pathlib import Path
 
 from gpuscope import output
 from gpuscope.errors import InputError
-from gpuscope.tools.performance import csv_rows
+from gpuscope.tools.performance import csv_rows, finite, parse_csv
 
 HEADER = (
     "model",
@@ -65,9 +70,9 @@ Row = Mapping[str, str]
 
 
 def status(exit_code: int | None, performance: str | None) -> str:
-    """SUCCESS when the command exited 0 and there is a performance value, else FAILURE."""
-    has_value = bool(performance and performance.strip() and performance.strip() != "N/A")
-    return SUCCESS if exit_code == 0 and has_value else FAILURE
+    """SUCCESS when the command exited 0 and there is a performance value — a finite number
+    (`abc`, `nan` or `1e400` are none) — else FAILURE."""
+    return SUCCESS if exit_code == 0 and finite(performance) is not None else FAILURE
 
 
 def columns(rows: Sequence[Row]) -> list[str]:
@@ -95,8 +100,65 @@ def write(target: output.Target, rows: Sequence[Row]) -> None:
     output.write(target, encode(rows).encode("utf-8"))
 
 
+def check_target(target: output.Target) -> None:
+    """OutputError unless `append` may add rows to `target`: a file that does not exist yet, an
+    empty one, or a madengine perf.csv; standard output, a device or a FIFO are written in place.
+    Read only its head: decided before the command runs, the file untouched."""
+    if output.is_stdout(target) or _not_a_file(Path(target)):
+        return
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(target)}: cannot read it to append "
+            f"({error.strerror or error})"
+        ) from None
+    _refuse_foreign(target, head)
+
+
+_HEAD_BYTES = 64 * 1024  # a header longer than this is not madengine's
+_REQUIRED = ("model", "performance", "metric")
+
+
+def _refuse_foreign(target: output.Target, data: bytes) -> None:
+    problem = _not_perf_csv(data)
+    if problem is not None:
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(target)}: {problem}; expected a madengine "
+            f"perf.csv (a header with {', '.join(_REQUIRED)} columns) or a new file: left "
+            "untouched"
+        )
+
+
+def _not_perf_csv(data: bytes) -> str | None:
+    """Why `data` (a file's head, or all of it) is not a perf.csv to append to; None if it is."""
+    from gpuscope.text import printable
+
+    if not data.strip():
+        return None
+    if data.startswith(b"SQLite format 3\0"):
+        return "it is a SQLite database"
+    try:  # a head may end inside a character: the decoder keeps that part back
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return "it is a binary file (not UTF-8 text)"
+    text = text.split("\n", 1)[0]  # the header line; a byte-order mark is no part of it
+    if b"\0" in data or any(c < " " and c not in "\t\r" for c in text):
+        return "it is a binary file"
+    header = [h.strip() for h in next(csv.reader([text.rstrip("\r")]), [])]
+    missing = [name for name in _REQUIRED if name not in header]
+    if missing:
+        shown = printable(text[:40]) + ("…" if len(text) > 40 else "")
+        return f"its first line {shown!r} is not a perf.csv header (no {', '.join(missing)})"
+    return None
+
+
 def append(target: output.Target, rows: Sequence[Row]) -> None:
-    """Append `rows` to a shared perf.csv, creating it with madengine's header; locked."""
+    """Append `rows` to a shared perf.csv, creating it with madengine's header; locked.
+    OutputError, the file untouched, when it holds something else (see `check_target`)."""
     if not rows:
         return
     if output.is_stdout(target) or _not_a_file(Path(target)):
@@ -149,29 +211,36 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 def _append_locked(path: Path, fd: int, rows: Sequence[Row]) -> None:
-    text = _read_fd(fd)
+    data = _read_fd(fd)
+    _refuse_foreign(path, data)  # again: it may have changed since check_target
+    try:  # a byte-order mark is no part of the header
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:  # its end cut inside a character: a rewrite would lose bytes
+        raise output.OutputError(
+            f"--perf-csv {output.printable_path(path)}: it ends inside a UTF-8 character; "
+            "expected a madengine perf.csv: left untouched"
+        ) from None
     if not text.strip():
         _write_all(fd, encode(rows))
         return
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
-    header = [h.strip() for h in header]
+    header, old_rows = parse_csv(text, f"--perf-csv {output.printable_path(path)}")
     wanted = columns(rows)
     if all(name in header for name in wanted if any(row.get(name) for row in rows)):
         lead = "" if text.endswith("\n") else "\n"
         _write_all(fd, lead + encode(rows, header, with_header=False))
         return
     merged = [*header, *(name for name in wanted if name not in header)]
-    old = list(csv.DictReader(io.StringIO(text)))
+    old = [dict(zip(header, cells, strict=False)) for _, cells in old_rows if cells]
     output.write(path, encode([*old, *rows], merged).encode("utf-8"))
 
 
-def _read_fd(fd: int) -> str:
+def _read_fd(fd: int) -> bytes:
     chunks = []
     offset = 0
     while chunk := os.pread(fd, 1 << 20, offset):
         chunks.append(chunk)
         offset += len(chunk)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return b"".join(chunks)
 
 
 def _write_all(fd: int, text: str) -> None:
@@ -183,15 +252,22 @@ def _write_all(fd: int, text: str) -> None:
 def read(path: Path) -> list[dict[str, str]]:
     """The rows of a perf.csv (header names stripped, as madengine reads them). InputError when
     it is not one (no `model`, `performance` and `metric` columns)."""
-    header, reader = csv_rows(path, str(path))
-    missing = [c for c in ("model", "performance", "metric") if c not in header]
-    if missing:
+    return [row for _, row in read_numbered(path)]
+
+
+def read_numbered(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """`read`, each row with the line of the file it starts on (for messages)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    problem = _not_perf_csv(head) if head.strip() else "it is empty"
+    if problem is not None:
         raise InputError(
-            f"{path}: not a madengine perf.csv (no {', '.join(missing)} column; its header "
-            f"starts {','.join(header[:4]) or '(empty)'})"
+            f"{path}: not a madengine perf.csv ({problem}; expected a header with "
+            f"{', '.join(_REQUIRED)} columns)"
         )
-    rows = []
-    for cells in reader:
-        if any(c.strip() for c in cells):
-            rows.append(dict(zip(header, cells, strict=False)))
-    return rows
+    header, numbered = csv_rows(path, str(path))
+    return [(line, dict(zip(header, cells, strict=False)))
+            for line, cells in numbered if any(c.strip() for c in cells)]  # fmt: skip

@@ -17,8 +17,10 @@ the first value of each metric is its value (madengine's), and a metric printed 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -113,8 +115,9 @@ def _scan(lines: Iterable[str]) -> list[PerfLine]:
     fallback: PerfLine | None = None
     for line in lines:
         found += [
-            PerfLine(float(m.group(1)), m.group(2).rstrip(","), m.group(1).strip())
+            PerfLine(value, m.group(2).rstrip(","), m.group(1).strip())
             for m in _PATTERN.finditer(line)
+            if (value := finite(m.group(1))) is not None  # `performance: 1e400 x` is no value
         ]
         if not found and fallback is None:
             fallback = next(iter(parse_huggingface(line)), None)
@@ -123,12 +126,19 @@ def _scan(lines: Iterable[str]) -> list[PerfLine]:
 
 def parse_huggingface(line: str) -> list[PerfLine]:
     hf = _HUGGINGFACE.search(line)
-    if not hf:
+    value = finite(hf.group(1)) if hf else None
+    if hf is None or value is None:
         return []
+    return [PerfLine(value, "samples_per_second", hf.group(1), "huggingface")]
+
+
+def finite(text: str | None) -> float | None:
+    """`text` as a finite number; None when it is none (empty, `abc`, `nan`, `1e400` = inf)."""
     try:
-        return [PerfLine(float(hf.group(1)), "samples_per_second", hf.group(1), "huggingface")]
+        value = float((text or "").strip())
     except ValueError:
-        return []
+        return None
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -143,10 +153,8 @@ class MultipleResult:
 
     @property
     def value(self) -> float | None:
-        try:
-            return float(self.performance)
-        except ValueError:
-            return None
+        """The performance as a finite number (None: empty, not a number, or not finite)."""
+        return finite(self.performance)
 
 
 def read_multiple_results(path: Path) -> list[MultipleResult]:
@@ -160,21 +168,53 @@ def read_multiple_results(path: Path) -> list[MultipleResult]:
             f"--multiple-results {path}: no {', '.join(missing)} column (expected a CSV with "
             "model, performance, metric columns, as madengine's multiple_results)"
         )
-    return list(_rows(rows, header))
+    return list(_rows((cells for _, cells in rows), header))
 
 
-def csv_rows(path: Path, where: str) -> tuple[list[str], Iterator[list[str]]]:
+Numbered = list[tuple[int, list[str]]]  # (the line a row starts on, its cells)
+
+
+def csv_rows(path: Path, where: str) -> tuple[list[str], Numbered]:
     """A madengine CSV's header (names stripped, as madengine strips them; a byte-order mark
-    dropped) and its other rows; InputError naming `where` when it cannot be read."""
+    dropped) and its other rows with the line each starts on; InputError naming `where` (and
+    the line) when it cannot be read. A field of any length is read: gpuscope's own perf.csv
+    holds the command's arguments, longer than the csv module's default limit (131,072)."""
     try:
         text = path.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as error:
         raise InputError(f"{where}: cannot read ({error.strerror or error})") from None
+    return parse_csv(text, where)
+
+
+def parse_csv(text: str, where: str) -> tuple[list[str], Numbered]:
+    """The header (names stripped) and numbered rows of CSV `text` (see `csv_rows`)."""
     reader = csv.reader(io.StringIO(text))
-    return [h.strip() for h in next(reader, [])], reader
+    rows: Numbered = []
+    with _field_limit(len(text) + 1):
+        try:
+            header = [h.strip() for h in next(reader, [])]
+            start = reader.line_num + 1
+            for cells in reader:
+                rows.append((start, cells))
+                start = reader.line_num + 1
+        except csv.Error as error:
+            raise InputError(f"{where}: line {reader.line_num}: not CSV ({error})") from None
+    return header, rows
 
 
-def _rows(reader: Iterator[list[str]], header: list[str]) -> Iterator[MultipleResult]:
+@contextlib.contextmanager
+def _field_limit(size: int) -> Iterator[None]:
+    """The csv module's field size limit (one for the whole process) raised while one text is
+    parsed, then put back."""
+    before = csv.field_size_limit()
+    csv.field_size_limit(max(before, size))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
+def _rows(reader: Iterable[list[str]], header: list[str]) -> Iterator[MultipleResult]:
     for cells in reader:
         if not any(c.strip() for c in cells):
             continue

@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -222,7 +221,7 @@ def _run_recorded(
 ) -> int:
     """Run the stack; whatever happens, rewrite the manifest with what is known."""
     signals = Signals()
-    started = time.monotonic()
+    child: ChildResult | None = None
     try:
         with deferred_signals(signals):
             child = _run_stack(planned, ctx, manifest, signals, job)
@@ -233,7 +232,7 @@ def _run_recorded(
         _record_failure(manifest, error)
         raise
     finally:
-        _finish(manifest, ctx, signals, time.monotonic() - started)
+        _finish(manifest, ctx, signals, child)
     return _record_child(manifest, child, signals)
 
 
@@ -380,13 +379,19 @@ def _signal_number(name: str) -> int:
     return int(signal.Signals[name])
 
 
-def _finish(manifest: Manifest, ctx: RunContext, signals: Signals, elapsed: float) -> None:
+def _finish(
+    manifest: Manifest, ctx: RunContext, signals: Signals, child: ChildResult | None
+) -> None:
+    """The manifest's last word. `duration_s` is the command's own time (None: it never
+    started): neither the tools' setup and teardown nor the analyses after it, nor the ending
+    of what it left running (`signals.cleanup_s`, a grace for a process ignoring SIGTERM)."""
     manifest.ended_at = utc_iso(datetime.now(timezone.utc))
-    manifest.duration_s = round(elapsed, 6)
+    manifest.duration_s = child.duration_s if child is not None else None
     manifest.signals = {
         "received": signals.received,
         "forwarded": signals.forwarded,
         "killed_after_s": signals.escalated_after_s,
+        "cleanup_s": child.cleanup_s if child is not None else None,
     }
     if signals.escalated_after_s is not None:
         ctx.notes.warn(

@@ -24,6 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from gpuscope.errors import InputError, ReaderError, one_line
+from gpuscope.formats import formats_help
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
 
@@ -36,12 +37,7 @@ class Reader(Protocol):
     def read(self, path: str, progress: Progress | None = None) -> Trace: ...
 
 
-FORMATS_HELP = (
-    "Kineto/Chrome trace JSON (torch.profiler), rocprof v1 (results.csv, *.stats.csv, "
-    "results.json, results.db), rocprofv3 (CSV, JSON, rocpd .db), rpd (.rpd), "
-    "Nsight Systems (.sqlite export, .nsys-rep), Nsight Compute (ncu --csv), JAX / XLA "
-    "(jax.profiler's trace JSON, .xplane.pb), Perfetto protobuf (.pftrace)"
-)
+FORMATS_HELP = formats_help()  # gpuscope/formats.py: one line per built-in reader
 # files gpuscope itself writes next to profiler outputs: never traces
 _OWN_OUTPUTS = ("manifest.json", "analysis.json", ".analysis.json", "summary.json")
 

@@ -86,7 +86,7 @@ def test_a_version_1_database_migrates_and_keeps_everything(tmp_path: Path) -> N
     path = tmp_path / "old.sqlite"
     shutil.copyfile(V1, path)
     with Store.open(f"sqlite:///{path}") as store:
-        assert schema.version(store.db) == schema.LATEST == 2
+        assert schema.version(store.db) == schema.LATEST == 3
         results = store.latest("resnet50")
         assert [r.metric("samples_per_second").value for r in results] == [  # type: ignore[union-attr]
             1471.0, 1503.2, 1498.5, 1510.0]  # fmt: skip
@@ -95,9 +95,13 @@ def test_a_version_1_database_migrates_and_keeps_everything(tmp_path: Path) -> N
         first = store.latest("resnet50")[-1].metric("samples_per_second")
         assert first is not None and first.samples == (1509.0, 1510.0, 1511.0)
         applied = store.db.query("SELECT version, description FROM schema_migrations")
-        assert [v for v, _ in applied] == [1, 2]
+        assert [v for v, _ in applied] == [1, 2, 3]
     with Store.open(f"sqlite:///{path}") as again:  # migrating twice changes nothing
-        assert schema.version(again.db) == 2 and again.count() == 4
+        assert schema.version(again.db) == 3 and again.count() == 4
+    with sqlite3.connect(path) as raw:  # marked as gpuscope's now (v3)
+        assert raw.execute("PRAGMA application_id").fetchone() == (0x67707368,)
+        assert raw.execute("SELECT value FROM gpuscope_meta").fetchall() == [("gpuscope.history",)]
+    raw.close()
 
 
 def test_a_v1_database_on_postgresql_migrates(pg_url: str) -> None:
@@ -111,7 +115,7 @@ def test_a_v1_database_on_postgresql_migrates(pg_url: str) -> None:
                    "'lower')", (rid,))  # fmt: skip
     db.close()
     with Store.open(pg_url) as store:
-        assert schema.version(store.db) == 2
+        assert schema.version(store.db) == 3
         (back,) = store.latest("w", tag="b")
         assert back.context.tags == ("a", "b") and back.metrics == (Metric("m", 2.5),)
 
@@ -186,7 +190,7 @@ def test_8_processes_recording_at_once_lose_nothing(db_url: str) -> None:
         values = sorted(r.metrics[0].value for w in ("w0", "w1") for r in store.latest(w))
         assert values == sorted(who * 1000 + i for who in range(8) for i in range(n))
         assert len(store.latest("w1", tag="p3")) == n
-        assert [v for (v,) in store.db.query("SELECT version FROM schema_migrations")] == [1, 2]
+        assert [v for (v,) in store.db.query("SELECT version FROM schema_migrations")] == [1, 2, 3]
 
 
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> None:

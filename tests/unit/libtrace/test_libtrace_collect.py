@@ -140,6 +140,26 @@ def test_cli_rebuilds_from_run_dir_and_files(
     assert captured.err.count("no newline") == 1  # the rocMLIR file, reported once
 
 
+def test_a_folder_is_read_whole_and_a_run_directory_by_its_tracers_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25. Before: in a folder holding one known log name, `nccl.log` and `miopen.txt`
+    were skipped without a word."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(reference_log("cudnn-log/cudnn_L3.log"), logs / "cudnn_api.902.log")
+    shutil.copy(reference_log(NCCL_COLL), logs / "nccl.log")
+    miopen = "miopen-log/therock_1899_windows_gfx1150_excerpt.log"
+    shutil.copy(reference_log(miopen), logs / "miopen.txt")
+    out = tmp_path / "lt.csv"
+    assert cli_main(["libtrace", str(logs), "-o", str(out)]) == 0
+    assert {r["library"] for r in _rows(out)} == {"cudnn", "nccl", "miopen"}
+    (logs / "manifest.json").write_text("{}")  # now a run directory: its own names only
+    assert cli_main(["libtrace", str(logs), "-o", str(out)]) == 0
+    assert {r["library"] for r in _rows(out)} == {"cudnn"}
+    capsys.readouterr()
+
+
 def test_cli_rccl_detection_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "rank0.txt"
     log.write_text(

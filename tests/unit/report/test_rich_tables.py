@@ -65,3 +65,37 @@ def test_a_text_column_is_never_narrower_than_its_longest_word() -> None:
     table = Table(headers, (row,), (False,) * 5 + (True, False), optional=(0, 0, 2, 1, 3, 0, 0))
     shown = _fitting_columns(table, table.numeric, 80)
     assert 6 in shown and 4 not in shown  # the flags stay, the format gives way
+
+
+def test_the_table_of_many_traces_keeps_its_verdicts_whole_at_80_and_72_columns() -> None:
+    """Issue 25: five recorded traces at 80 columns drew 'cpu-boun' / 'd' (the trace names held
+    30 columns, one more than was left, and rich squeezed the verdict); at 72 the verdict column
+    was gone, unnamed. Now the names give way once no optional column is left."""
+    from rich.console import Console
+
+    from gpuscope.report.terminal import _table as draw
+
+    headers = ("trace", "vendor", "kernels", "kernel time", "GPU busy", "util", "GEMM", "verdict",
+               "findings", "flags")  # fmt: skip
+    names = ("compiled_default_h200.json.gz", "compiled_reduce_overhead_h200.json.gz",
+             "jax_step_h200.trace.json.gz", "llama_compiled_h200.json.gz")  # fmt: skip
+    verdicts = ("cpu-bound", "gpu-bound") * 2
+    rows = tuple(
+        (Cell(f"{i}. {name}", code=True, full=name), Cell("nvidia"), Cell("85"), Cell("2.64 ms"),
+         Cell("2.65 ms"), Cell("48.6%"), Cell("70.2%"), Cell(verdict), Cell("3 (2 ⚠)"), Cell("1"))
+        for i, (name, verdict) in enumerate(zip(names, verdicts, strict=True), 1)
+    )  # fmt: skip
+    numeric = (False, False, True, True, True, True, True, False, True, True)
+    table = Table(headers, rows, numeric, optional=(0, 4, 3, 0, 0, 0, 2, 0, 0, 1))
+    for width in (80, 72):
+        console = Console(width=width, record=True, color_system=None)
+        console.print(draw(table, width))
+        lines = console.export_text().splitlines()
+        body = [line for line in lines if line[:2] in ("1.", "2.", "3.", "4.")]
+        assert [line.split()[-4] for line in body] == ["cpu-bound", "gpu-bound"] * 2, lines
+        assert all(line.rstrip().endswith("⚠)") for line in body), lines  # findings whole
+        assert max(len(line.rstrip()) for line in lines) <= width
+        assert "2. compiled_" in body[1] and body[1].split()[1].endswith(".gz")
+    wide = Console(width=200, record=True, color_system=None)
+    wide.print(draw(table, 200))
+    assert "2. compiled_reduce_overhead_h200.json.gz" in wide.export_text()  # whole when it fits

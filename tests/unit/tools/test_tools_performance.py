@@ -90,6 +90,34 @@ def test_status_needs_exit_0_and_a_value() -> None:
     assert perfcsv.status(1, "12") == "FAILURE"
     assert perfcsv.status(0, "") == "FAILURE"
     assert perfcsv.status(0, "N/A") == "FAILURE"
+    # issue 25: not numbers, or not finite ones (float("1e400") is inf), are no value either
+    for text in ("abc", "1e400", "-1e400", "nan", "inf"):
+        assert perfcsv.status(0, text) == "FAILURE", text
+    assert perfcsv.status(0, " 1e300 ") == "SUCCESS"
+
+
+def test_values_that_are_not_finite_are_not_values(tmp_path: Path) -> None:
+    assert [p.value for p in parse("performance: 1e400 fps\nperformance: 2 fps\n")] == [2.0]
+    assert parse("{'train_samples_per_second': 1e999}") == []
+    path = tmp_path / "results.csv"
+    path.write_text("model,performance,metric\na,abc,x\nb,1e400,x\nc,3,x\n")
+    assert [r.value for r in read_multiple_results(path)] == [None, None, 3.0]
+
+
+def test_a_field_over_the_csv_modules_limit_is_read_and_the_limit_put_back(
+    tmp_path: Path,
+) -> None:
+    import csv
+
+    before = csv.field_size_limit()
+    path = tmp_path / "perf.csv"
+    long = "x" * (before + 10)
+    perfcsv.append(path, [{"model": "m", "performance": "1", "metric": "x", "args": long}])
+    perfcsv.append(path, [{"model": "n", "performance": "2", "metric": "x", "wide": "y"}])
+    numbered = perfcsv.read_numbered(path)
+    assert [(line, r["model"], len(r["args"])) for line, r in numbered] == [
+        (2, "m", before + 10), (3, "n", 0)]  # fmt: skip
+    assert csv.field_size_limit() == before
 
 
 def test_the_header_is_madengines() -> None:
@@ -116,6 +144,21 @@ def test_append_keeps_a_file_written_by_madengine(tmp_path: Path) -> None:
     path.write_text(MADENGINE_HEADER + "\nold," + "," * 28)
     perfcsv.append(path, [{"model": "new", "performance": "5", "metric": "x"}])
     assert [r["model"] for r in perfcsv.read(path)] == ["old", "new"]
+
+
+def test_append_to_a_file_with_a_byte_order_mark_or_cut_inside_a_character(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "perf.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + MADENGINE_HEADER.encode() + b"\nold" + b"," * 28 + b"\n")
+    perfcsv.append(path, [{"model": "new", "performance": "5", "metric": "x", "extra": "e"}])
+    assert [r["model"] for r in perfcsv.read(path)] == ["old", "new"]  # one header, widened
+    assert path.read_text().count("model,") == 1
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(MADENGINE_HEADER.encode() + b"\nm\xc3")
+    with pytest.raises(perfcsv.output.OutputError, match="inside a UTF-8 character"):
+        perfcsv.append(cut, [{"model": "m", "performance": "1", "metric": "x"}])
+    assert cut.read_bytes().endswith(b"\nm\xc3")
 
 
 def test_read_refuses_a_csv_that_is_not_perf_csv(tmp_path: Path) -> None:

@@ -51,6 +51,11 @@ def test_manifest_round_trips_with_schema_first(tmp_path: Path) -> None:
     assert data["schema"] == SCHEMA and data["status"] == "running"
     assert data["started_at"] == "2026-11-22T01:45:02.123Z"
     assert data["exit_code"] is None
-    assert data["signals"] == {"received": [], "forwarded": [], "killed_after_s": None}
+    assert data["signals"] == {
+        "received": [],
+        "forwarded": [],
+        "killed_after_s": None,
+        "cleanup_s": None,
+    }
     assert not list(tmp_path.glob(".manifest.json.tmp*"))
     assert json.loads(text) == data

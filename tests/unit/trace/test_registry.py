@@ -83,6 +83,27 @@ def test_every_builtin_reader_is_registered_in_sniffing_order() -> None:
         assert found[name].name == name
 
 
+def test_the_formats_named_in_help_are_the_builtin_readers() -> None:
+    """Issue 25: `analyze --help` left out JAX and Perfetto, a copied list grown stale. The list
+    lives in gpuscope/formats.py (light: --help imports no numpy), one line per reader."""
+    from gpuscope.formats import FORMATS, formats_help
+
+    assert set(FORMATS) == {r.name for r in registry.builtin_readers()}
+    assert formats_help() == registry.FORMATS_HELP
+    for word in ("JAX", "Perfetto", "torch.profiler", "rocpd", "Nsight Compute"):
+        assert word in formats_help()
+
+
+def test_analyze_help_lists_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuscope.cli import main
+    from gpuscope.formats import FORMATS
+
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert all(label in shown for label in FORMATS.values())
+
+
 @pytest.mark.usefixtures("fresh")
 def test_third_party_readers_come_after_the_builtins() -> None:
     registry.register(Fake("mine"))  # before the first use, as a plug-in at import time
