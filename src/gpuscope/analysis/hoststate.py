@@ -73,7 +73,15 @@ STATE_TEXT = {
     "host timeline to say what the host was doing)",
     "queued": "the next work was already queued: it waited on an event, another stream, a "
     "collective or the device's own scheduling, not on the host",
-    "unknown": "the trace links no launch to the next work and records no host calls",
+    "unknown": "the trace links no launch to the next work and records no host calls (a "
+    "trace of the host's runtime API would tell)",
+}
+# the capture that records the host's runtime API, in each kind of program's terms
+_HOST_TRACE = {
+    "pytorch": "torch.profiler with ProfilerActivity.CPU and CUDA",
+    "cuda-cpp": "nsys --trace=cuda",
+    "hip-cpp": "rocprofv3 --hip-trace or --sys-trace",
+    "jax": "jax.profiler.trace",
 }
 # what the host's own work and its dispatch are, in each kind of program's terms
 _HOST_WORK = {
@@ -93,6 +101,8 @@ def state_text(state: str, kind: str = "unknown") -> str:
     if state == "host_work":
         work = _HOST_WORK.get(kind, "CPU work, I/O, MPI, sleeps")
         return f"{STATE_TEXT[state]} ({work})"
+    if state == "unknown" and kind in _HOST_TRACE:
+        return STATE_TEXT[state].replace("would tell", f"would tell: {_HOST_TRACE[kind]}")
     if state == "launch" and kind in _DISPATCH:
         return (
             f"the host was dispatching the next work ({_DISPATCH[kind]}) more slowly than the "

@@ -202,8 +202,8 @@ def _lone_gap(base: Verdict, line: Timeline, parts: Breakdown, kind: str) -> Ver
 
 def _warm_start(base: Verdict, parts: Breakdown, kind: str) -> Verdict | None:
     """Without steps: a start that holds most of the idle time (loading, warm-up) before a
-    steady part in which the device is ≥ 80 % busy. The split is tried at the ends of the
-    largest gaps; the earliest that works is taken (the longest steady part)."""
+    steady part in which the device is ≥ 80 % busy. The split is the end of the latest of the
+    largest gaps that leaves a steady part of STEADY_MIN of the span."""
     if parts.judged_by_steps:
         return None
     idle, (w0, w1) = parts.idle, parts.window
@@ -213,12 +213,12 @@ def _warm_start(base: Verdict, parts: Breakdown, kind: str) -> Verdict | None:
     total = int((hi - lo).sum())
     if not total or not span:
         return None
-    for split in sorted(hi[np.argsort(-(hi - lo))[:WARM_CANDIDATES]].tolist()):
+    candidates = hi[np.argsort(-(hi - lo))[:WARM_CANDIDATES]]
+    candidates = candidates[w1 - candidates >= STEADY_MIN * span]
+    for split in sorted(candidates.tolist(), reverse=True)[:1]:
         after = int(np.clip(hi - np.maximum(lo, split), 0, None).sum())
         steady = w1 - split
-        if steady < STEADY_MIN * span or after > (1 - GPU_BOUND_UTILIZATION) * steady:
-            continue
-        if total - after < LONE_GAP_SHARE * total:
+        if after > (1 - GPU_BOUND_UTILIZATION) * steady or total - after < LONE_GAP_SHARE * total:
             continue
         state = _state_before(parts, split)
         reason = (

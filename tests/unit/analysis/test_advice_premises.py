@@ -50,3 +50,72 @@ def test_no_action_contradicts_the_program_that_made_the_trace(
         print(f"\n{checked} verdicts and findings checked against their program's kind")
     assert checked >= 10, "the enumeration found almost no findings"
     assert not wrong, f"{len(wrong)} actions speak to another kind of program:\n" + "\n".join(wrong)
+
+
+GRAPHS = re.compile(r"CUDA graphs|HIP graphs|torch\.cuda\.graphs|reduce-overhead|Capture the step")
+TRAINING = re.compile(r"gradient|\bDDP\b|optimizer|backward")
+
+
+def _contradictions(result: dict[str, object]) -> list[str]:
+    """What an action says that the trace's own evidence forbids."""
+    found: list[str] = []
+    program = result["program"]  # type: ignore[index]
+    serving = any(str(t).startswith("serving:") for t in program["traits"])  # type: ignore[index]
+    steps = result.get("steps") or {}
+    phases = {p["name"] for p in steps.get("phases") or []}  # type: ignore[union-attr]
+    inference = bool(steps) and "backward" not in phases
+    attention = result["categories"]["attention"]["count"] > 0  # type: ignore[index]
+    for f in result["findings"]:  # type: ignore[union-attr]
+        action, evidence = f["action"], f.get("evidence") or {}
+        if f["id"] == "host-work" and GRAPHS.search(action) and "already replay" not in action:
+            found.append("graphs told for host work outside operators")
+        if (
+            f["id"] == "launch-overhead"
+            and GRAPHS.search(action)
+            and evidence.get("judged_steps")
+            and evidence.get("syncs_per_step", 0) >= 2
+            and result["breakdown"]["share"]["sync"] > 0  # type: ignore[index]
+            and not action.startswith(("The step syncs", "Profile after warm-up"))
+        ):
+            found.append("graphs told for a step that syncs")  # fmt: skip
+        if "QKV" in action and (serving or not attention):
+            found.append("QKV fusion told where no attention runs or the server fuses it")
+        if inference and TRAINING.search(action):
+            found.append(f"training words for an inference trace: {TRAINING.search(action)}")
+    return found
+
+
+def test_no_action_contradicts_the_evidence_of_its_trace() -> None:
+    """Each cause's action read against what the trace shows: no graphs for a syncing step or
+    for host work, no QKV fusion without attention (or to a server, which fuses it already), no
+    training words for a trace without backward."""
+    checked, wrong = 0, []
+    for key in sources():
+        result = report(key)
+        if not result:
+            continue
+        checked += 1
+        wrong += [f"{_where(key)}: {w}" for w in _contradictions(result)]
+    assert checked >= 10
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_step_breakdown_sums_to_its_time() -> None:
+    """On every input with a timeline: each step's parts sum to its time (within 1 %), the
+    judged shares to 1, and no bound exceeds its part's time on the path by more than the
+    step's time allows."""
+    checked = 0
+    for key in sources():
+        result = report(key)
+        if not result or not result.get("breakdown"):
+            continue
+        part = result["breakdown"]
+        for row in result["step_breakdown"]:
+            total = sum(row[f"{p}_us"] for p in part["parts"])
+            assert total == pytest.approx(row["wall_us"], rel=0.01, abs=0.01), (_where(key), row)
+            checked += 1
+        if part["wall_us"]:
+            assert sum(part["share"].values()) == pytest.approx(1.0, abs=1e-4), _where(key)
+        for name, at_most in part["at_most_us"].items():
+            assert at_most <= part["wall_us"] + 0.01, (_where(key), name)
+    assert checked >= 50
