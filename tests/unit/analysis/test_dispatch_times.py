@@ -64,12 +64,12 @@ def write_llama_like(path: Path) -> Path:
         return (f'{index},"{name}",2,0,{index},7,7,256,256,0,0,32,0,16,32,"0x0","0x0",'
                 f"{dispatch},{begin},{end},{end},{end - begin}")  # fmt: skip
 
-    for i in range(8):  # the start: the host dispatches 5 ms after each kernel ends
+    for _ in range(8):  # the start: the host dispatches 5 ms after each kernel ends
         lines.append(row("void mul_mat_q<(ggml_type)2, 128, false>(char const*) [clone .kd]",
                          t + 5_000_000, t + 5_004_000, t + 5_104_000))  # fmt: skip
         t += 5_104_000
         index += 1
-    for i in range(500):  # steady: dispatched while the previous kernel still runs
+    for _ in range(500):  # steady: dispatched while the previous kernel still runs
         lines.append(row("void mul_mat_q<(ggml_type)2, 128, false>(char const*) [clone .kd]",
                          t - 50_000, t + 1_000, t + 101_000))  # fmt: skip
         t += 101_000
