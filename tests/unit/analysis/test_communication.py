@@ -479,3 +479,28 @@ def test_single_gpu_traces_have_nothing(name: str) -> None:
     """ns_resolution records 25 all-reduces of a 1-rank group, which launch no kernel."""
     a = reference(name)
     assert a.to_dict()["communication"] is None
+
+
+@pytest.mark.parametrize(
+    ("ranges", "said", "not_said"),
+    [
+        ("FSDP::pre_forward", "set_modules_to_forward_prefetch", "backward_prefetch="),
+        ("FullyShardedDataParallel._pre_forward", "backward_prefetch=BackwardPrefetch",
+         "set_modules_to_forward_prefetch"),
+    ],
+)  # fmt: skip
+def test_fsdp_advice_names_the_wrapper_the_ranges_show(
+    builder: TraceBuilder, tmp_path: Path, ranges: str, said: str, not_said: str
+) -> None:
+    """All-gathers exposed between compute: FSDP2 (`fully_shard`, "FSDP::" ranges) is told its
+    own prefetch calls, FSDP1 ("FullyShardedDataParallel." ranges) its constructor arguments."""
+    t = 0.0
+    for step in range(4):
+        builder.annotation(ranges, t, 10.0)
+        builder.launch("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                       at=t, start=t + 20, dur=200.0)  # fmt: skip
+        builder.launch("sm90_xmma_gemm_bf16bf16", at=t + 1, start=t + 220, dur=300.0)
+        t += 600.0
+    report = builder.analyze(tmp_path / "t.json", span=(0.0, t)).to_dict()
+    exposed = next(f for f in report["findings"] if f["id"] == "exposed-communication")
+    assert said in exposed["action"] and not_said not in exposed["action"]
