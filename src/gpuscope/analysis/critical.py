@@ -160,9 +160,13 @@ def _step_links(names: tuple[str, ...], index: int, lo: int, hi: int, start: I64
     if not keep.any():
         return []
     s, e = s[keep], e[keep]
-    keys = np.stack([on[first:last][keep], part[first:last][keep], what[first:last][keep]], 1)
-    unique_keys, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    sides, parts, whats = on[first:last][keep], part[first:last][keep], what[first:last][keep]
+    # one int64 key per (side, part, what): a 1-d unique, not a row-wise one
+    width = int(whats.max()) + 2
+    key = (sides * len(PARTS) + parts) * width + (whats + 1)
+    codes, inverse = np.unique(key, return_inverse=True)
+    unique_keys = np.stack([codes // width // len(PARTS), codes // width % len(PARTS),
+                            codes % width - 1], 1)  # fmt: skip
     ns = np.bincount(inverse, weights=e - s).astype(np.int64)
     count = np.bincount(inverse)
     begin = np.full(len(unique_keys), np.iinfo(np.int64).max)
