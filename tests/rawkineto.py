@@ -1,7 +1,7 @@
 """Kineto traces read with the standard library only (json, Decimal, plain loops), for tests
 that check gpuscope's cross-rank numbers against the raw events: GPU ops, NCCL kernels, the
-ProfilerStep ranges, the host's time after a blocking sync before its next launch, and the
-waits of one rank for another at the collectives they share."""
+ProfilerStep ranges, the host's late time (after a sync that drained the queue, and without
+one), and the waits of one rank for another at the collectives they share."""
 
 from __future__ import annotations
 
@@ -92,26 +92,6 @@ def steps(path: Path) -> dict[str, Span]:
     return {e["name"]: span_of(e) for e in events(path)
             if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"
             and e.get("cat") != "gpu_user_annotation"}  # fmt: skip
-
-
-def after_sync_per_step(path: Path) -> dict[str, int]:
-    """Per step: GPU idle from each blocking sync's return to the next launch call, not counting
-    time the host was blocked in another sync."""
-    evs = events(path)
-    correlated = {e["args"]["correlation"] for e in evs
-                  if e.get("cat") in GPU_CATS and "correlation" in e.get("args", {})}  # fmt: skip
-    launches = sorted(ns(e["ts"]) for e in evs
-                      if e.get("cat") in ("cuda_runtime", "cuda_driver")
-                      and e.get("args", {}).get("correlation") in correlated)  # fmt: skip
-    syncs = [span_of(e) for e in evs if (e.get("cat") == "cuda_runtime" and SYNC.match(e["name"]))
-             or (e.get("cat") == "cuda_sync" and "Wait" not in e["name"])]  # fmt: skip
-    host_late = []
-    for _, end in union(syncs):
-        following = [t for t in launches if t >= end]
-        if following:
-            host_late.append((end, following[0]))
-    idle = minus(host_late, gpu_ops(path) + syncs)
-    return {name: length(clip(idle, lo, hi)) for name, (lo, hi) in steps(path).items()}
 
 
 def host_late_per_step(path: Path) -> dict[str, int]:
