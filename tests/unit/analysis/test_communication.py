@@ -495,7 +495,7 @@ def test_fsdp_advice_names_the_wrapper_the_ranges_show(
     """All-gathers exposed between compute: FSDP2 (`fully_shard`, "FSDP::" ranges) is told its
     own prefetch calls, FSDP1 ("FullyShardedDataParallel." ranges) its constructor arguments."""
     t = 0.0
-    for step in range(4):
+    for _ in range(4):
         builder.annotation(ranges, t, 10.0)
         builder.launch("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                        at=t, start=t + 20, dur=200.0)  # fmt: skip
