@@ -17,11 +17,13 @@ import numpy as np
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.launch import Links
+from gpuscope.analysis.strip import Strip, busy_strip
 from gpuscope.analysis.sync import SyncStats
 from gpuscope.trace.model import I64, Trace
 
 MICRO_GAP_NS = 10_000  # gaps under 10 µs: launch-overhead scale ("micro"); others "macro"
 GAP_BINS_US = (0, 1, 2, 5, 10, 20, 50, 100, 1000)
+LONGEST = 5  # gaps marked on the busy / idle strip
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Gaps:
     micro_attribution_ns: dict[str, int] = field(default_factory=dict)  # gaps < MICRO_GAP_NS
     after_sync_ns: int = 0  # host_wait time in gaps that began with a blocking sync returning
     after_sync_count: int = 0
+    longest: tuple[Gap, ...] = ()  # the LONGEST longest gaps, longest first
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Timeline:
     gaps: Gaps
     overlap_clipped_ns: int
     overlap_count: int
+    strip: Strip | None = None  # busy fraction per bin of the window, per device
 
     @property
     def busy_ns(self) -> int:
@@ -108,10 +112,12 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
     gap_next: list[I64] = []
     gap_prev: list[I64] = []
     gap_device: list[I64] = []
+    busy: list[tuple[int, I64, I64]] = []
     for device in unique(gpu.device):
         rows = np.flatnonzero(gpu.device == device)
         start, end = gpu.start[rows], gpu.end[rows]
         merged_start, merged_end = merge(start, end)
+        busy.append((int(device), merged_start, merged_end))
         devices.append(
             DeviceTimeline(
                 device=int(device),
@@ -128,21 +134,22 @@ def timeline(trace: Trace, links: Links, sync: SyncStats | None) -> Timeline:
         gap_device.append(np.full(len(merged_end) - 1, device, np.int64))
     clipped, overlaps = _same_stream_overlap(trace)
     gaps = _gaps(trace, links, sync, _cat(gap_lo), _cat(gap_hi), _cat(gap_next))
-    gaps = replace(gaps, largest=_largest(gaps, gap_lo, gap_hi, gap_next, gap_prev, gap_device))
-    return Timeline(devices, gaps, clipped, overlaps)
+    longest = _longest(gaps, gap_lo, gap_hi, gap_next, gap_prev, gap_device)
+    gaps = replace(gaps, largest=longest[0] if longest else None, longest=longest)
+    return Timeline(devices, gaps, clipped, overlaps, busy_strip(busy))
 
 
 def _cat(parts: list[I64]) -> I64:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def _largest(gaps: Gaps, *columns: list[I64]) -> Gap | None:
+def _longest(gaps: Gaps, *columns: list[I64]) -> tuple[Gap, ...]:
+    """The LONGEST longest gaps, longest first (the first of equals in time order first)."""
     lo, hi, nxt, prev, device = (_cat(c) for c in columns)
-    if len(lo) == 0:
-        return None
-    i = int(np.argmax(hi - lo))
-    cause = CAUSES[int(gaps.causes[i])] if gaps.causes is not None else "unknown"
-    return Gap(int(lo[i]), int(hi[i]), int(device[i]), cause, int(prev[i]), int(nxt[i]))
+    order = np.argsort(-(hi - lo), kind="stable")[:LONGEST]
+    causes = [CAUSES[int(gaps.causes[i])] if gaps.causes is not None else "unknown" for i in order]
+    return tuple(Gap(int(lo[i]), int(hi[i]), int(device[i]), cause, int(prev[i]), int(nxt[i]))
+                 for i, cause in zip(order, causes, strict=True))  # fmt: skip
 
 
 def _last_row_at(rows: I64, end: I64, times: I64) -> I64:
