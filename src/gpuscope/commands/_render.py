@@ -25,10 +25,10 @@ def show(document: Document, console: Any = None) -> None:
     default: standard output)."""
     import sys
 
-    if console is None:
-        sys.stdout.write(render("terminal", document))
-    else:
-        console.file.write(render("terminal", document, console=console))
+    stream = sys.stdout if console is None else console.file
+    options = {} if console is None else {"console": console}
+    stream.write(render("terminal", document, **options))
+    stream.flush()  # before what the command says next on standard error
 
 
 def write_html(target: Target, document: Document) -> None:
@@ -63,6 +63,18 @@ def write_figures(target: Target, document: Document, inputs: list[Target]) -> d
         write(folder / name, figures.png(figure))
         linked[figure] = f"{folder.name}/{name}"
     return linked
+
+
+def write_png(target: Target, document: Document) -> None:
+    """The document's first figure as a PNG (`history trend --png`); InputError naming matplotlib
+    where it is not installed."""
+    from gpuscope.errors import InputError
+    from gpuscope.report import figures
+
+    drawn = figures.numbered(document)
+    if not drawn:
+        raise InputError(f"{document.title}: no figure to draw")
+    write(target, figures.png(drawn[0][1]))
 
 
 def _write_text(target: Target, text: str) -> None:
