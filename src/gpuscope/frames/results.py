@@ -396,7 +396,7 @@ def _measured(value: Any) -> bool:
 
 
 def _measurement_rows(m: Any) -> list[tuple[str, str]]:
-    from gpuscope.timing.render import measurement_rows
+    from gpuscope.timing.layout import measurement_rows
 
     return measurement_rows(m)
 
