@@ -3,10 +3,11 @@ HTML page's SVG, the PNG beside a Markdown file, the notebook, and the terminal'
 
 from __future__ import annotations
 
-# colour-blind-friendly, distinct in grey scale at neighbouring positions
+# distinct at neighbouring positions (also in grey scale); the fourth a quiet grey, for what a
+# short series ends with (idle)
 COLOURS = (
-    "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#9d755d",
-    "#ff9da6", "#bab0ac",
+    "#4c78a8", "#f58518", "#54a24b", "#bab0ac", "#e45756", "#72b7b2", "#eeca3b", "#b279a2",
+    "#9d755d", "#ff9da6",
 )  # fmt: skip
 BAR = "#4c8bf5"  # a one-series bar chart
 IDLE = "#e6e9ee"  # the background of a busy / idle strip
