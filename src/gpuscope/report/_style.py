@@ -77,6 +77,7 @@ a { color: var(--info); }
   svg.chart.wide { display: none; } svg.chart.narrow { display: block; }
   dl.facts { grid-template-columns: minmax(80px, max-content) 1fr; gap: 2px 10px; }
   td, th { white-space: normal; } td.num, th.num { white-space: nowrap; }
-  td:has(code) { min-width: 26ch; }  /* a long name wraps in lines, not a letter a line */
+  td code { overflow-wrap: break-word; }  /* a long name wraps in lines, not a letter a line;
+    a table too wide for them scrolls in its box */
 }
 """
