@@ -268,7 +268,7 @@ def _longest(a: Analysis, line: Timeline) -> dict[str, Any]:
         "largest": _gap(a, line.gaps.largest),
         "longest": [_gap(a, g) for g in line.gaps.longest],
         "strip": {
-            "bin_us": round(strip.bin_ns / 1000, 3),
+            "bin_us": us(strip.bin_ns),
             "devices": [{"device": d, "busy": list(b)} for d, b in strip.busy.items()],
         }
         if strip is not None

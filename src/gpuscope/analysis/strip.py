@@ -23,11 +23,12 @@ DIGITS = 4  # a fraction rounded to 0.01 % of a bin
 
 @dataclass(frozen=True)
 class Strip:
-    """`busy[device]`: per bin, the fraction of it the device was busy; the bins tile
-    [start_ns, start_ns + bins × bin_ns), the window from the first device activity to the last."""
+    """`busy[device]`: per bin, the fraction of it the device was busy; the bins, each a whole
+    number of ns, tile [start_ns, start_ns + bins × bin_ns): the window from the first device
+    activity to the last, rounded up to whole bins."""
 
     start_ns: int
-    bin_ns: float
+    bin_ns: int
     busy: dict[int, tuple[float, ...]]
 
 
@@ -41,11 +42,11 @@ def busy_strip(merged: Sequence[tuple[int, I64, I64]], bins: int = STRIP_BINS) -
     last = max(int(e[-1]) for _, _, e in lanes)
     if last <= first:
         return None
-    edges = np.round(np.linspace(first, last, bins + 1)).astype(np.int64)
-    width = np.maximum(np.diff(edges), 1)
+    width = max(-(-(last - first) // bins), 1)  # whole ns, rounded up: the last bin may end late
+    edges = first + width * np.arange(bins + 1, dtype=np.int64)
     busy = {}
     for device, start, end in lanes:
         covered = overlap_with(start, end, edges[:-1], edges[1:])
         fractions = np.round(np.minimum(covered / width, 1.0), DIGITS)
         busy[device] = tuple(float(f) for f in fractions)
-    return Strip(first, (last - first) / bins, busy)
+    return Strip(first, width, busy)
