@@ -15,8 +15,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.json.gz"
-FIGURES = ("01-gpu-time-by-category.png", "02-total-time-of-the-top-kernels.png",
-           "03-busy-and-idle-over-the-gpu-span.png", "04-gaps-between-kernels-by-length-count.png")  # fmt: skip
+FIGURES = (
+    "01-gpu-time-by-category.png",
+    "02-total-time-of-the-top-kernels.png",
+    "03-busy-and-idle-over-the-gpu-span.png",
+    "04-gaps-between-kernels-by-length-count.png",
+)
 
 
 def gpuscope(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
