@@ -3,6 +3,7 @@ analysis dict (or several) or a diff dict in, text out."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,9 +25,9 @@ def render_html(reports: Reports, lead: Sequence[Section] = ()) -> str:
     return html.render(analysis_document(reports, lead))
 
 
-def render_terminal(reports: Reports, console: Console, lead: Sequence[Section] = ()) -> None:
-    """What `gpuscope analyze --full` prints."""
-    terminal.render(analysis_document(reports, lead), console)
+def render_terminal(reports: Reports, width: int = 80, lead: Sequence[Section] = ()) -> str:
+    """What `gpuscope analyze --full` prints on a terminal `width` columns wide."""
+    return terminal.render(analysis_document(reports, lead), console=_console(width))
 
 
 def render_diff_markdown(report: Mapping[str, Any]) -> str:
@@ -38,5 +39,10 @@ def render_diff_html(report: Mapping[str, Any]) -> str:
     return html.render(diff_document(report))
 
 
-def render_diff_terminal(report: Mapping[str, Any], console: Console) -> None:
-    terminal.render(diff_document(report), console)
+def render_diff_terminal(report: Mapping[str, Any], width: int = 80) -> str:
+    return terminal.render(diff_document(report), console=_console(width))
+
+
+def _console(width: int) -> Console:
+    """A console as a pipe has it: plain text, `width` columns."""
+    return Console(file=io.StringIO(), width=width, highlight=False)

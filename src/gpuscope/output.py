@@ -56,6 +56,12 @@ def is_stdout(target: Target | None) -> bool:
     return target is not None and os.fspath(target) in _STDOUT_NAMES
 
 
+def is_file(target: Target | None) -> bool:
+    """True when `target` is written as a regular file (not standard output, a device, a FIFO or
+    a descriptor): a place where other files, such as a report's figures, can sit beside it."""
+    return target is not None and not is_stdout(target) and not _in_place(Path(target))
+
+
 def shown_as(target: Target) -> str:
     """How a message names an output: its path, or `standard output`."""
     return "standard output" if is_stdout(target) else printable_path(target)

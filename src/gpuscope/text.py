@@ -7,6 +7,7 @@ Markdown, HTML) draws `printable_data(report)`; the JSON keeps the exact text (J
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 # C0 and C1 controls, DEL, the bidirectional overrides and isolates, line/paragraph separators
@@ -28,12 +29,17 @@ def printable(text: str) -> str:
 
 
 def printable_data(data: Any) -> Any:
-    """A copy of `data` (dicts, lists, tuples, strings, numbers) with every string (keys too)
-    made printable; the same object when nothing needs it."""
+    """A copy of `data` (dicts, lists, tuples, strings, numbers, and frozen dataclasses of them
+    such as a `document.model.Document`) with every string (keys too) made printable; the same
+    object when nothing needs it."""
     if isinstance(data, str):
         return printable(data)
     if isinstance(data, dict):
         return {printable_data(k): printable_data(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
         return type(data)(printable_data(v) for v in data)
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        changed = {f.name: printable_data(getattr(data, f.name)) for f in dataclasses.fields(data)
+                   if f.init}  # fmt: skip
+        return dataclasses.replace(data, **changed)
     return data

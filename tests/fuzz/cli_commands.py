@@ -186,6 +186,9 @@ class _Builder:
             out = file_target(self.room, option, ext, format)
             self.plan.outputs.append(out)
             self.plan.argv += [option, out.given]
+            if format == "md" and out.path:  # its figures, in a folder beside it named after it
+                given = Path(os.path.join(self.room.folder, out.given))
+                self.plan.may_create.append(str(given.with_name(f"{given.stem}_figures")))
 
     def output_dir(self, option: str, p: float = 1.0) -> None:
         if self.chance(p):

@@ -288,7 +288,8 @@ def test_check_gates_on_a_regression(env: dict[str, str], tmp_path: Path) -> Non
     workload_run(env, tmp_path, 96.0)
     done = gpuscope(env, tmp_path, "check", "toy", "--metric", "samples_per_second", "--md", "-")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "| samples_per_second ↑ | 96 |" in done.stdout and "**regression**" in done.stdout
+    assert "| `samples_per_second ↑` | 96 |" in done.stdout and "| regression |" in done.stdout
+    assert "> ✖ **regression** — samples_per_second -4." in done.stdout
     assert "run-to-run" in done.stdout
     found = json.loads(gpuscope(env, tmp_path, "check", "toy", "--metric", "samples_per_second",
                                 "--json", "-").stdout)  # fmt: skip

@@ -52,7 +52,7 @@ def test_analyze_writes_the_reports_tables_and_figures(tmp_path: Path) -> None:
         n: c["time_us"] for n, c in report["categories"].items()
     }
     assert {p.name for p in (tmp_path / "png").iterdir()} == {
-        "timeline.png", "breakdown.png", "gaps.png"}  # fmt: skip
+        "timeline.png", "breakdown.png", "gaps.png", "strip.png"}  # fmt: skip
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in (tmp_path / "png").iterdir())
 
 

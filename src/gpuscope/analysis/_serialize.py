@@ -58,7 +58,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         "idle_us": us(line.idle_ns) if line else None,
         "utilization": _share(line.busy_ns, sum(d.span_ns for d in line.devices)) if line else None,
         "devices": _devices(a),
-        "gaps": {**_gaps(line), "largest": _gap(a, line.gaps.largest)} if line else None,
+        "gaps": {**_gaps(line), **_longest(a, line)} if line else None,
         "launch": _launch(a) if a.inputs.launch else None,
         "sync": _sync(a.sync) if a.sync else None,
         "cpu": {"op_time_us": us(a.cpu_busy_ns), "threads": _threads(a)}
@@ -278,6 +278,21 @@ def _gaps(line: Timeline) -> dict[str, Any]:
             }
             for cause in STATES
         },
+    }
+
+
+def _longest(a: Analysis, line: Timeline) -> dict[str, Any]:
+    """The largest gap; the longest few and the busy / idle strip they are marked on."""
+    strip = line.strip
+    return {
+        "largest": _gap(a, line.gaps.largest),
+        "longest": [_gap(a, g) for g in line.gaps.longest],
+        "strip": {
+            "bin_us": us(strip.bin_ns),
+            "devices": [{"device": d, "busy": list(b)} for d, b in strip.busy.items()],
+        }
+        if strip is not None
+        else None,
     }
 
 

@@ -20,9 +20,11 @@ import numpy as np
 from gpuscope.analysis._intervals import merge
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.hoststate import STATES, Idle
+from gpuscope.analysis.strip import Strip, busy_strip
 from gpuscope.trace.model import I64, Trace
 
 MICRO_GAP_NS = 10_000  # gaps under 10 µs: launch-overhead scale ("micro"); others "macro"
+LONGEST = 5  # gaps marked on the busy / idle strip
 GAP_BINS_US = (0, 1, 2, 5, 10, 20, 50, 100, 1000)
 
 
@@ -67,6 +69,7 @@ class Gaps:
     largest: Gap | None = None
     causes: I64 | None = None  # per gap, its dominant state (index into hoststate.STATES)
     micro_attribution_ns: dict[str, int] = field(default_factory=dict)  # gaps < MICRO_GAP_NS
+    longest: tuple[Gap, ...] = ()  # the LONGEST longest gaps, longest first
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Timeline:
     gaps: Gaps
     overlap_clipped_ns: int
     overlap_count: int
+    strip: Strip | None = None  # busy fraction per bin of the window, per device
 
     @property
     def busy_ns(self) -> int:
@@ -105,9 +109,11 @@ def timeline(trace: Trace) -> Timeline:
     `with_states`)."""
     gpu = trace.gpu
     devices: list[DeviceTimeline] = []
+    busy: list[tuple[int, I64, I64]] = []
     for device in unique(gpu.device):
         rows = np.flatnonzero(gpu.device == device)
         merged_start, merged_end = merge(gpu.start[rows], gpu.end[rows])
+        busy.append((int(device), merged_start, merged_end))
         devices.append(
             DeviceTimeline(
                 device=int(device),
@@ -123,13 +129,13 @@ def timeline(trace: Trace) -> Timeline:
     lo, hi = busy_end[:-1], busy_start[1:]
     nxt = _first_row_at(rows, gpu.start[rows], hi)
     prev = _last_row_at(rows, gpu.end[rows], lo)
-    gaps = _gaps(lo, hi)
-    largest = None
-    if len(lo):
-        i = int(np.argmax(hi - lo))
-        largest = Gap(int(lo[i]), int(hi[i]), int(gpu.device[nxt[i]]), "unknown",
-                      int(prev[i]), int(nxt[i]))  # fmt: skip
-    return Timeline(devices, replace(gaps, largest=largest), clipped, overlaps)
+    order = np.argsort(-(hi - lo), kind="stable")[:LONGEST]
+    longest = tuple(
+        Gap(int(lo[i]), int(hi[i]), int(gpu.device[nxt[i]]), "unknown", int(prev[i]), int(nxt[i]))
+        for i in order.tolist()
+    )
+    gaps = replace(_gaps(lo, hi), largest=longest[0] if longest else None, longest=longest)
+    return Timeline(devices, gaps, clipped, overlaps, busy_strip(busy))
 
 
 def with_states(line: Timeline, idle: Idle) -> Timeline:
@@ -151,11 +157,13 @@ def with_states(line: Timeline, idle: Idle) -> Timeline:
         minlength=len(STATES),
     )  # fmt: skip
     counts = np.bincount(dominant[kept], minlength=len(STATES))
-    largest = gaps.largest
-    if largest is not None:
-        at = np.flatnonzero(idle.start == largest.start)
-        if len(at):
-            largest = replace(largest, cause=STATES[int(dominant[at[0]])])
+
+    def caused(gap: Gap) -> Gap:
+        at = np.flatnonzero(idle.start == gap.start)
+        return replace(gap, cause=STATES[int(dominant[at[0]])]) if len(at) else gap
+
+    longest = tuple(caused(g) for g in gaps.longest)
+    largest = longest[0] if longest else None
     return replace(
         line,
         gaps=replace(
@@ -165,6 +173,7 @@ def with_states(line: Timeline, idle: Idle) -> Timeline:
             micro_attribution_ns={name: int(micro_sums[i]) for i, name in enumerate(STATES)},
             causes=dominant[kept],
             largest=largest,
+            longest=longest,
         ),
     )
 

@@ -17,7 +17,6 @@ from gpuscope.commands._output import (
     shown_as,
     stdout_wanted,
     write,
-    write_text,
 )
 from gpuscope.commands._record import add_options
 from gpuscope.commands._say import say, warn
@@ -310,21 +309,14 @@ def _emit(
     shown = printable_data(reports)  # every view: names with control characters escaped
     lead = _lead(printable_data(ranks), printable_data(failed or []))
     full = layout.analysis_document(shown, lead)
+    from gpuscope.commands._render import show, write_html, write_markdown
+
     if args.md:
-        from gpuscope.report import markdown
-
-        write_text(args.md, markdown.render(full))
+        write_markdown(args.md, full, args.traces)
     if args.html:
-        from gpuscope.report import html
-
-        write_text(args.html, html.render(full))
+        write_html(args.html, full)
     if not args.quiet:
-        from rich.console import Console
-
-        from gpuscope.report import terminal
-
-        screen = full if args.full else _screen(shown, lead, printable_data(ranks))
-        terminal.render(screen, Console(highlight=False))
+        show(full if args.full else _screen(shown, lead, printable_data(ranks)))
 
 
 def _screen(reports: list[dict[str, Any]], lead: list[Any], job: dict[str, Any] | None) -> Any:

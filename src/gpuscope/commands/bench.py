@@ -14,6 +14,7 @@ from typing import Any
 from gpuscope.commands._output import check
 from gpuscope.commands._record import add_options
 from gpuscope.output import is_stdout, write
+from gpuscope.text import printable_data
 
 HELP = "time a callable (file.py:function) on the GPU, or compare two with a verdict"
 
@@ -167,9 +168,10 @@ def _flops(args: argparse.Namespace) -> float | None:
 
 
 def _single(args: argparse.Namespace, console: Any) -> int:
+    from gpuscope.commands._render import show
     from gpuscope.timing.harness import bench
+    from gpuscope.timing.layout import measurement_document
     from gpuscope.timing.measurement import to_json
-    from gpuscope.timing.render import measurement_view
     from gpuscope.timing.spec import load
 
     target = load(args.target)
@@ -191,7 +193,7 @@ def _single(args: argparse.Namespace, console: Any) -> int:
             peaks=not args.no_peaks,
         ),
     )
-    console.print(measurement_view(m))
+    show(printable_data(measurement_document(m)), console)
     if args.json:
         write(args.json, to_json(m))
     if args.record:
@@ -212,18 +214,20 @@ def _baseline(args: argparse.Namespace) -> Any:
 
 
 def _against_baseline(args: argparse.Namespace, old: Any, m: Any, console: Any) -> None:
+    from gpuscope.commands._render import show
     from gpuscope.timing.baseline import against_baseline
-    from gpuscope.timing.render import comparison_view
+    from gpuscope.timing.layout import comparison_document
 
     c = against_baseline(old, m, args.threshold / 100, args.allow_mismatch)
-    console.print(comparison_view(c))
+    show(printable_data(comparison_document(c)), console)
     _gate(args, c)
 
 
 def _compare(args: argparse.Namespace, console: Any) -> int:
+    from gpuscope.commands._render import show
     from gpuscope.errors import GateFailed
     from gpuscope.timing.ab import INCORRECT, compare, comparison_to_json
-    from gpuscope.timing.render import comparison_view
+    from gpuscope.timing.layout import comparison_document
     from gpuscope.timing.spec import load
 
     spec_a, spec_b = args.compare
@@ -241,7 +245,7 @@ def _compare(args: argparse.Namespace, console: Any) -> int:
             budget_s=args.budget or 2.0,
         ),
     )
-    console.print(comparison_view(c))
+    show(printable_data(comparison_document(c)), console)
     if args.json:
         write(args.json, comparison_to_json(c))
     if args.record and c.verdict != INCORRECT:

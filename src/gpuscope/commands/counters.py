@@ -106,21 +106,15 @@ def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
 
     if args.json:
         write_json(args.json, report)
+    from gpuscope.commands._render import show, write_html, write_markdown
+
     doc = counters_document(printable_data(report))  # names with control characters escaped
     if args.md:
-        from gpuscope.report import markdown
-
-        write_text(args.md, markdown.render(doc))
+        write_markdown(args.md, doc, args.traces)
     if args.html:
-        from gpuscope.report import html
-
-        write_text(args.html, html.render(doc))
+        write_html(args.html, doc)
     if not args.quiet:
-        from rich.console import Console
-
-        from gpuscope.report import terminal
-
-        terminal.render(doc, Console(highlight=False))
+        show(doc)
 
 
 def _plan(args: argparse.Namespace) -> int:

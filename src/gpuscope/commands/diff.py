@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from gpuscope.commands import _tables
-from gpuscope.commands._output import check, stdout_wanted, write_json, write_text
+from gpuscope.commands._output import check, stdout_wanted, write_json
 from gpuscope.commands._say import warn
 
 HELP = (
@@ -82,21 +82,15 @@ def _emit(report: dict[str, Any], args: argparse.Namespace) -> None:
         write_json(args.json, report)
     if not (args.md or args.html or not args.quiet):
         return
+    from gpuscope.commands._render import show, write_html, write_markdown
     from gpuscope.diff.layout import diff_document
 
     shown = printable_data(report)  # every view: names with control characters escaped
     if args.md:
-        from gpuscope.report import markdown
-
-        write_text(args.md, markdown.render(diff_document(shown, brief=True), depth=2))
+        brief = diff_document(shown, brief=True)
+        write_markdown(args.md, brief, [args.before, args.after], depth=2)
     full = diff_document(shown)
     if args.html:
-        from gpuscope.report import html
-
-        write_text(args.html, html.render(full))
+        write_html(args.html, full)
     if not args.quiet:
-        from rich.console import Console
-
-        from gpuscope.report import terminal
-
-        terminal.render(full, Console(highlight=False))
+        show(full)

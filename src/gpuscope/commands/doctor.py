@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gpuscope.tools.doctor import DoctorReport
 
 HELP = "check the GPUs, drivers and each gpuscope run tool; warn about profiling traps"
 
@@ -35,25 +31,9 @@ def main(args: argparse.Namespace) -> int:
         write_text(args.json, json.dumps(report.to_dict(), indent=2) + "\n")
         if is_stdout(args.json):
             return 0
-    print(render(report, show_all=args.all))
+    from gpuscope.commands._render import show
+    from gpuscope.text import printable_data
+    from gpuscope.tools.doctor_layout import doctor_document
+
+    show(printable_data(doctor_document(report, show_all=args.all)))
     return 0
-
-
-def render(report: DoctorReport, show_all: bool = False) -> str:
-    host = report.host
-    lines = [f"vendor:  {host.vendor or 'none found'}"]
-    lines += [f"driver:  {host.driver or '?'}    runtime: {host.runtime or '?'}"]
-    lines += [f"GPU {g.index}:   {g.name}" + (f" ({g.arch})" if g.arch else "") for g in host.gpus]
-    backends = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in report.sampler_backends.items())
-    lines += [f"samplers: {backends}", "", "tools:"]
-    for tool in report.tools:
-        if tool.ok or show_all:
-            lines.append(f"  {'ok ' if tool.ok else 'no '} {tool.name:26} {tool.detail}")
-    hidden = sum(not t.ok for t in report.tools)
-    if hidden and not show_all:
-        lines.append(f"  ({hidden} tools cannot run here; --all lists them with the reason)")
-    for title, findings in (("traps", report.traps), ("device", report.device)):
-        if findings:
-            lines += ["", f"{title}:"]
-            lines += [f"  ! {f.message}\n    -> {f.action}" for f in findings]
-    return "\n".join(lines)

@@ -126,6 +126,7 @@ def _db_file(args: argparse.Namespace) -> list[str]:
 
 def _list(args: argparse.Namespace) -> int:
     from gpuscope.commands._output import check, stdout_wanted, write_json
+    from gpuscope.history import layout
 
     check(args, _db_file(args))
     quiet = stdout_wanted(args, "json")
@@ -142,7 +143,7 @@ def _list(args: argparse.Namespace) -> int:
                 "workload": args.workload,
                 "results": [r.to_dict() for r in results],
             }
-            lines = _result_lines(results)
+            document = layout.results_document(args.workload, results, store.url)
         else:
             workloads = store.workloads()
             data = {
@@ -150,27 +151,12 @@ def _list(args: argparse.Namespace) -> int:
                 "db": store.url,
                 "workloads": [w.to_dict() for w in workloads],
             }
-            lines = [
-                f"{w.name:30} {w.results:>7} results  {w.first or '-':24} → "
-                f"{w.last or '-':24}  {', '.join(w.metrics[:4])}"
-                for w in workloads
-            ]
-            lines = lines or [f"no results in {store.url} yet (record some with --record)"]
+            document = layout.workloads_document(workloads, store.url)
     if args.json:
         write_json(args.json, data)
     if not quiet:
-        _print(lines)
+        _show_document(document)
     return 0
-
-
-def _result_lines(results: list[Result]) -> list[str]:
-    lines = []
-    for r in results:
-        c = r.context
-        shown = ", ".join(f"{m.name} {m.value:.6g}" for m in r.metrics[:3])
-        commit = (c.commit or "-")[:10] + ("+" if c.dirty else "")
-        lines.append(f"#{r.id:<7} {c.recorded_at:24} {commit:11} {r.kind:10} {shown}")
-    return lines or ["no results"]
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -190,48 +176,33 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, {"schema": RESULT_SCHEMA, **result.to_dict()})
     if not quiet:
-        _print(_describe(result))
+        from gpuscope.history.layout import result_document
+
+        _show_document(result_document(result))
     return 0
-
-
-def _describe(result: Result) -> list[str]:
-    c = result.context.to_dict()
-    lines = [f"result #{result.id} of {result.workload} ({result.kind})"]
-    for key, value in c.items():
-        if value not in (None, "", [], {}):
-            lines.append(f"  {key:17} {value}")
-    if result.source:
-        lines.append(f"  {'source':17} {result.source}")
-    lines.append("metrics:")
-    for m in result.metrics:
-        better = "lower" if m.direction == "lower" else "higher"
-        extra = ""
-        if m.samples:
-            ordered = sorted(m.samples)
-            extra = f"  ({len(ordered)} samples, min {ordered[0]:.6g}, max {ordered[-1]:.6g})"
-        lines.append(f"  {m.name:30} {m.value:.6g} {m.unit}  [{better} is better]{extra}")
-    return lines
 
 
 # -- trend ------------------------------------------------------------------------------------
 
 
 def _trend(args: argparse.Namespace) -> int:
-    from gpuscope.commands._output import check, write_text
+    from gpuscope.commands._output import check
+    from gpuscope.commands._render import write_html, write_png
     from gpuscope.history import trend
-    from gpuscope.output import writing
+    from gpuscope.history.layout import trend_document
+    from gpuscope.text import printable_data
 
     check(args, _db_file(args), {"--png": args.png})
     with _open(args) as store:
         metric = args.metric or trend.only_metric(store, args.workload, args.limit)
         points = trend.series(store, args.workload, metric, args.limit)
+    document = printable_data(trend_document(points, args.workload, metric))
     if args.html:
-        write_text(args.html, trend.html(points, args.workload, metric))
+        write_html(args.html, document)
     if args.png:
-        with writing(args.png) as path:
-            trend.png(points, path, args.workload, metric)
+        write_png(args.png, document)
     if not any(_stdout(t) for t in (args.html, args.png)):
-        _print(trend.summary_lines(points, args.workload, metric))
+        _show_document(document)
     return 0
 
 
@@ -369,10 +340,12 @@ def _stdout(target: str | None) -> bool:
     return is_stdout(target)
 
 
-def _print(lines: list[str]) -> None:
-    from gpuscope.text import printable
+def _show_document(document: Any) -> None:
+    """The document on the terminal, its text from the store made printable."""
+    from gpuscope.commands._render import show
+    from gpuscope.text import printable_data
 
-    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
+    show(printable_data(document))
 
 
 _ACTIONS = {"list": _list, "show": _show, "trend": _trend, "export": _export, "import": _import}

@@ -77,9 +77,9 @@ def main(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
+    from gpuscope.commands._render import show, write_markdown
     from gpuscope.libperf import output, report, session
     from gpuscope.libperf.replay import Options
-    from gpuscope.report import markdown, terminal
     from gpuscope.text import printable_data
 
     source = _trace_path(Path(args.trace))
@@ -108,12 +108,12 @@ def main(args: argparse.Namespace) -> int:
     piped = any(map(is_stdout, (target, args.json, args.md)))  # then the report goes to stderr
     console = Console(width=None if sys.stdout.isatty() else 150, stderr=piped)  # logs: no wrap
     doc = report.libperf_document(printable_data(done.report))
-    terminal.render(doc, console)
+    show(doc, console)
     console.print(f"wrote {shown_as(target)}")
     if args.json:
         write_text(args.json, report.to_json(done.report))
     if args.md:
-        write_text(args.md, markdown.render(doc))
+        write_markdown(args.md, doc, [source, target])
     if _tables.folders(args):
         from gpuscope.frames.tables import report_tables
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpuscope.commands._output import check, write_text
+from gpuscope.commands._output import check
 from gpuscope.text import printable_data
 
 HELP = "profile a callable (file.py:function): warm-up, scheduled torch.profiler window, report"
@@ -76,20 +76,14 @@ def main(args: argparse.Namespace) -> int:
     )
     report = result.analysis.to_dict()
     from gpuscope.analysis.layout import analysis_document
+    from gpuscope.commands._render import show, write_html, write_markdown
 
     if args.md:
-        from gpuscope.report import markdown
-
-        write_text(args.md, markdown.render(analysis_document([printable_data(report)])))
+        write_markdown(args.md, analysis_document([printable_data(report)]), [out])
     if args.html:
-        from gpuscope.report import html
-
-        write_text(args.html, html.render(analysis_document([printable_data(report)])))
+        write_html(args.html, analysis_document([printable_data(report)]))
     if not args.quiet:
-        from rich.console import Console
-
         from gpuscope.analysis.layout import summary_document
-        from gpuscope.report import terminal
 
         summary = result.to_dict()
         print(
@@ -100,7 +94,7 @@ def main(args: argparse.Namespace) -> int:
         for note in result.notes:
             print(f"note: {note}")
         print(result.table.read_text(encoding="utf-8"))
-        terminal.render(summary_document(printable_data(report)), Console(highlight=False))
+        show(summary_document(printable_data(report)))
     print(f"gpuscope: wrote {out}/ (trace.json.gz, key_averages.txt, analysis.json, profile.json)",
           file=sys.stderr)  # fmt: skip
     return 0

@@ -249,7 +249,8 @@ def _movers(report: Report, limit: int, brief: bool) -> Section:
         )
         for c in shown
     )
-    blocks: list[Block] = [note, table] if brief else [Chart("|Δ| kernel time", bars), note, table]
+    # the chart in the brief form too: a PNG beside a --md file, left out of the text elsewhere
+    blocks: list[Block] = [Chart("|Δ| kernel time of the top movers", bars), note, table]
     return Section("Top movers", tuple(blocks))
 
 

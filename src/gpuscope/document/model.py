@@ -69,6 +69,15 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """What every picture block shares: a title. HTML draws each kind as inline SVG; Markdown
+    links its PNG where the command wrote one beside the file (`report.figures`), else leaves it
+    out — or, for a kind whose numbers no table beside it holds, draws the table itself."""
+
+    title: str
+
+
+@dataclass(frozen=True)
 class Bar:
     label: str
     full: str
@@ -77,11 +86,87 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class Chart:
-    """Horizontal bars: HTML draws inline SVG; Markdown skips them (a table holds the same data)."""
+class Chart(Figure):
+    """Horizontal bars: HTML draws inline SVG; the terminal and Markdown (without its PNG) skip
+    them (a table beside them holds the same data)."""
 
-    title: str
     bars: tuple[Bar, ...]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One bar of a `StackedBars`: a value in µs per column (0 where the column has none)."""
+
+    label: str
+    values: tuple[float, ...]
+    full: str = ""  # hover text: what the row is, in full
+    text: str = ""  # shown after the bar, e.g. the row's total
+
+
+@dataclass(frozen=True)
+class StackedBars(Figure):
+    """One bar per row, one segment per column, a legend; values in µs. The segments of a bar
+    must not overlap in time (the layout that fills it says so in `caption`): a bar's length is
+    their sum. No table need sit beside it: a view that draws no picture draws it as a table
+    (Markdown, without its PNG) or as text bars (the terminal)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[Stack, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One row of a `Strip`: the busy fraction (0 to 1) of each equal bin of the window."""
+
+    label: str
+    busy: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A span marked on a `Strip` (a long gap): where it starts (µs from the strip's start),
+    how long it is, the lane it is on, a short label drawn on it and a longer text for the
+    legend."""
+
+    start_us: float
+    length_us: float
+    lane: int
+    label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Strip(Figure):
+    """A device's busy / idle time over the profiled window: one lane per device, each bin shaded
+    by how busy it was, the marks (the longest gaps) drawn over it. `span_us`: the window the bins
+    cover, from 0."""
+
+    span_us: float
+    lanes: tuple[Lane, ...]
+    marks: tuple[Mark, ...] = ()
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One value of a `LineChart`: its x label (a result, a date), value and hover text."""
+
+    label: str
+    value: float
+    full: str = ""
+    highlight: bool = False  # drawn apart (the result a check tests)
+
+
+@dataclass(frozen=True)
+class LineChart(Figure):
+    """Values in order, oldest first (a metric's trend): a line with a dot per point. `unit`:
+    the values' unit as shown on the axis; `better`: "lower" or "higher" (said in the legend)."""
+
+    points: tuple[Point, ...]
+    unit: str = ""
+    better: str = ""
+    caption: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,7 +195,7 @@ class RooflineChart(Chart):
     dots: tuple[Dot, ...] = ()
 
 
-Block = Union[Table, Facts, Names, Text, Note, Chart, "Section"]
+Block = Union[Table, Facts, Names, Text, Note, Figure, "Section"]
 
 
 @dataclass(frozen=True)

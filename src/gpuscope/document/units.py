@@ -5,7 +5,7 @@ auto-scaled to 3 significant digits. Pure string functions of one value.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from typing import Any
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -141,7 +141,20 @@ def value(key: str, v: Any) -> str:
         return _number(key, v)
     if isinstance(v, str):
         return v
-    return json.dumps(v, ensure_ascii=False, default=str)
+    if isinstance(v, Mapping):  # never raw JSON in a view: `label value; label (nested …)`
+        return "; ".join(_item(str(k), x) for k, x in v.items()) or "—"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(value(key, x) for x in v) or "—"
+    return str(v)
+
+
+def _item(key: str, v: Any) -> str:
+    shown = value(key, v)
+    return (
+        f"{label(key)} ({shown})"
+        if isinstance(v, (Mapping, list, tuple))
+        else f"{label(key)} {shown}"
+    )
 
 
 def _number(key: str, v: float) -> str:

@@ -4,6 +4,7 @@
     >>> a.plot.timeline()                            # kernels per device and stream, by category
     >>> a.plot.breakdown()                           # time per category and the top kernels
     >>> a.plot.gaps()                                # idle gaps by length and by cause
+    >>> a.plot.strip()                               # busy / idle over the span, long gaps marked
     >>> gpuscope.analyze_counters("ncu.csv").plot.roofline()
     >>> gpuscope.analyze("run/").plot.ranks()        # per-rank busy / wait, steps per rank
 
@@ -42,7 +43,14 @@ class AnalysisPlots:
         self._result = result
 
     def names(self) -> list[str]:
-        return ["timeline", "breakdown", "gaps"]
+        return ["timeline", "breakdown", "gaps", "strip"]
+
+    def strip(self) -> Any:
+        """The devices' busy / idle over their span with the longest gaps numbered: the report's
+        figure (`frames.report_figures`), as the HTML page draws it."""
+        from gpuscope.frames.report_figures import busy_strip
+
+        return busy_strip(self._result.to_dict())
 
     def timeline(self, *, limit: int = 200_000) -> Any:
         """Kernels on a time axis (ms from the first), one lane per device and stream, coloured

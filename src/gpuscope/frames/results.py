@@ -107,6 +107,17 @@ class _Report(ABC):
     def _document(self) -> Any:
         """The report laid out (`document.Document`) for the Jupyter view."""
 
+    def _full_document(self) -> Any:
+        """The report laid out whole, as `--html` draws it (default: the Jupyter view's)."""
+        return self._document()
+
+    def figures(self) -> dict[str, Any]:
+        """The report's figures (the HTML page's, the PNGs beside `--md`) as matplotlib figures,
+        by name: `{"01-gpu-time-by-category": Figure, …}` (`frames.report_figures`)."""
+        from gpuscope.frames.report_figures import document_figures
+
+        return document_figures(self._full_document())
+
     def _repr_html_(self) -> str:
         from gpuscope.report import html
 
@@ -163,9 +174,16 @@ class AnalysisResult(_Report):
 
         return summary_document(printable_data(self._dict))
 
+    def _full_document(self) -> Any:
+        from gpuscope.analysis.layout import analysis_document
+        from gpuscope.text import printable_data
+
+        return analysis_document([printable_data(self._dict)])
+
     @functools.cached_property
     def plot(self) -> Any:
-        """Figures of this analysis: `.timeline()`, `.breakdown()`, `.gaps()` (matplotlib)."""
+        """Figures of this analysis: `.timeline()`, `.breakdown()`, `.gaps()`, `.strip()`
+        (matplotlib)."""
         from gpuscope.frames.plot import AnalysisPlots
 
         return AnalysisPlots(self)
@@ -253,6 +271,15 @@ class AnalysisSet(_Report):
         if self.ranks is not None and self._lead is not None:
             lead.append(self._lead(printable_data(self.ranks)))
         return layout.overview_document(printable_data(self.reports), lead)
+
+    def _full_document(self) -> Any:
+        from gpuscope.analysis import layout
+        from gpuscope.text import printable_data
+
+        lead = []
+        if self.ranks is not None and self._lead is not None:
+            lead.append(self._lead(printable_data(self.ranks)))
+        return layout.analysis_document(printable_data(self.reports), lead)
 
     @functools.cached_property
     def plot(self) -> Any:
@@ -396,7 +423,7 @@ def _measured(value: Any) -> bool:
 
 
 def _measurement_rows(m: Any) -> list[tuple[str, str]]:
-    from gpuscope.timing.render import measurement_rows
+    from gpuscope.timing.layout import measurement_rows
 
     return measurement_rows(m)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpuscope.analysis.layout import SEVERITY_LEVEL
 from gpuscope.document import units as fmt
-from gpuscope.document.model import Block, Cell, Facts, Section, Table, Text
+from gpuscope.document.model import Block, Cell, Facts, Section, Stack, StackedBars, Table, Text
 from gpuscope.ranks.verdicts import label
 
 Part = Mapping[str, Any]
@@ -17,6 +17,8 @@ STEP_MATRIX_RANKS = 16  # the per-step × per-rank table only up to this many ra
 
 def section(part: Part) -> Section:
     blocks: list[Block] = [_facts(part), _findings(part["findings"]), _per_rank(part)]
+    bars = per_rank_bars(part)
+    blocks += [bars] if bars else []
     blocks += [b for b in (_verdicts(part), _step_means(part), _steps(part), _kinds(part),
                            _worst(part), _bandwidth(part)) if b]  # fmt: skip
     title = f"Across ranks ({_of(part)})"
@@ -97,6 +99,32 @@ def _per_rank(part: Part) -> Table:
         "last at; waited: for later ranks)"
     )
     return Table(headers, rows, numeric, caption, optional)
+
+
+SPAN_PARTS = ("compute", "exposed communication", "other busy", "idle")
+
+
+def per_rank_bars(part: Part) -> StackedBars | None:
+    """Each rank's GPU span as parts that do not overlap: compute, communication not hidden by
+    compute, the rest of the busy time (copies, …), idle — they add up to the span. None when a
+    rank lacks the numbers (a source without a timeline)."""
+    rows = []
+    for r in part["per_rank"]:
+        span, busy = r.get("span_us"), r.get("busy_us")
+        compute, exposed = r.get("compute_us"), r.get("exposed_communication_us")
+        if None in (span, busy, compute, exposed):
+            return None
+        other = max(busy - compute - exposed, 0.0)
+        values = (compute, exposed, other, max(span - busy, 0.0))
+        rows.append(Stack(f"rank {r['rank']}", values, str(r.get("path") or ""),
+                          f"{fmt.duration(span)} span"))  # fmt: skip
+    if not rows:
+        return None
+    caption = (
+        "per rank, its GPU span in parts that do not overlap: compute, communication not "
+        "hidden by compute, other busy time (copies, …), idle"
+    )
+    return StackedBars("GPU span per rank", SPAN_PARTS, tuple(rows), caption)
 
 
 def _verdicts(part: Part) -> Block | None:

@@ -9,30 +9,30 @@ import math
 from markupsafe import Markup
 
 from gpuscope.document.model import Dot, RooflineChart
+from gpuscope.report._svg import NARROW, svg
 
-WIDTH, HEIGHT = 960, 430
-LEFT, RIGHT, TOP, BOTTOM = 78, 150, 44, 46
+TOP, BOTTOM = 30, 46
 COLOURS = {"memory": "#1f77b4", "compute": "#d62728"}
 OTHER = "#7f7f7f"
 
 
-def roofline_svg(chart: RooflineChart) -> Markup:
+def roofline_svg(chart: RooflineChart, width: int) -> Markup:
     """`<svg>` of the chart; empty markup when there is no roof or no dot to place."""
     dots = [d for d in chart.dots if d.intensity > 0 and d.rate > 0]
     if chart.bandwidth <= 0 or not chart.roofs or not dots:
         return Markup("")
-    axes = _Axes(chart, dots)
+    axes = _Axes(chart, dots, width)
     parts = [axes.grid(), axes.roofs(chart), *(axes.dot(d) for d in dots)]
-    return Markup(
-        '<svg class="chart" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}">'
-        '<text class="chart-title" x="0" y="15">{t}</text>{body}</svg>'
-    ).format(w=WIDTH, h=HEIGHT, t=chart.title, body=Markup("").join(parts))
+    return svg(width, axes.height, chart.title, Markup("").join(parts))
 
 
 class _Axes:
     """Decade-aligned log scales that hold every dot and every ridge point."""
 
-    def __init__(self, chart: RooflineChart, dots: list[Dot]) -> None:
+    def __init__(self, chart: RooflineChart, dots: list[Dot], width: int) -> None:
+        narrow = width <= NARROW
+        self.width, self.height = width, (300 if narrow else 410)
+        self.left, self.right = (58, 86) if narrow else (78, 150)
         top = max(r.flops for r in chart.roofs)
         ridges = [r.flops / chart.bandwidth for r in chart.roofs]
         xs = [d.intensity for d in dots] + ridges
@@ -44,25 +44,26 @@ class _Axes:
         self.bandwidth = chart.bandwidth
 
     def x(self, value: float) -> float:
-        span = WIDTH - LEFT - RIGHT
-        return LEFT + span * (math.log10(value) - self.x0) / (self.x1 - self.x0)
+        span = self.width - self.left - self.right
+        return self.left + span * (math.log10(value) - self.x0) / (self.x1 - self.x0)
 
     def y(self, value: float) -> float:
-        span = HEIGHT - TOP - BOTTOM
-        return HEIGHT - BOTTOM - span * (math.log10(value) - self.y0) / (self.y1 - self.y0)
+        span = self.height - TOP - BOTTOM
+        return self.height - BOTTOM - span * (math.log10(value) - self.y0) / (self.y1 - self.y0)
 
     def grid(self) -> Markup:
         lines = []
         for e in range(self.x0, self.x1 + 1):
             x = self.x(10.0**e)
-            lines.append(_line(x, TOP, x, HEIGHT - BOTTOM, "#e5e5e5"))
-            lines.append(_text(x, HEIGHT - BOTTOM + 16, f"{10.0**e:g}", "middle"))
+            lines.append(_line(x, TOP, x, self.height - BOTTOM, "#e5e5e5"))
+            lines.append(_text(x, self.height - BOTTOM + 16, f"{10.0**e:g}", "middle"))
         for e in range(self.y0, self.y1 + 1):
             y = self.y(10.0**e)
-            lines.append(_line(LEFT, y, WIDTH - RIGHT, y, "#e5e5e5"))
-            lines.append(_text(LEFT - 6, y + 4, _flops(10.0**e), "end"))
-        lines.append(_text((LEFT + WIDTH - RIGHT) / 2, HEIGHT - 8, "FLOP per DRAM byte", "middle"))
-        lines.append(_text(LEFT - 6, TOP - 10, "FLOP/s", "end"))
+            lines.append(_line(self.left, y, self.width - self.right, y, "#e5e5e5"))
+            lines.append(_text(self.left - 6, y + 4, _flops(10.0**e), "end"))
+        middle = (self.left + self.width - self.right) / 2
+        lines.append(_text(middle, self.height - 8, "FLOP per DRAM byte", "middle"))
+        lines.append(_text(self.left - 6, TOP - 10, "FLOP/s", "end"))
         return Markup("").join(lines)
 
     def roofs(self, chart: RooflineChart) -> Markup:

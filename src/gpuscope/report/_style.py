@@ -46,11 +46,38 @@ code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
 code[title], span[title] { cursor: help; text-decoration: underline dotted var(--muted); }
 p.caption { color: var(--muted); font-size: 13px; margin: 8px 0 2px; }
 ul.names { margin: 2px 0 10px; padding-left: 20px; }
-svg.chart { display: block; max-width: 960px; margin: 8px 0 4px; }
+div.scroll { max-width: 100%; overflow-x: auto; }
+figure.figure { margin: 10px 0 16px; max-width: 960px; }
+figure.figure figcaption { font-weight: 600; font-size: 13px; margin: 0 0 4px; }
+svg.chart { display: block; margin: 4px 0; }
+svg.chart.narrow { display: none; }
 svg.chart text { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   fill: var(--fg); }
-svg.chart .chart-title { font: 600 13px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 svg.chart .bar { fill: var(--bar); } svg.chart g:hover .bar { fill: #0550ae; }
 svg.chart .bar-value { fill: var(--muted); }
+svg.chart .segment:hover { opacity: 0.8; }
+svg.chart .axis { stroke: #8c959f; stroke-width: 1; }
+svg.chart .line { fill: none; stroke: var(--bar); stroke-width: 2; }
+svg.chart .dot { fill: var(--bar); }
+svg.chart .mark-box { stroke: var(--critical); stroke-width: 1.5; }
+svg.chart .mark-label { font-weight: 700; }
+svg.chart .lane-label { paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+ul.legend { list-style: none; padding: 0; margin: 2px 0 6px; display: flex; flex-wrap: wrap;
+  gap: 2px 16px; font-size: 13px; }
+ul.legend .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px;
+  margin-right: 6px; vertical-align: -1px; }
+ul.marks { list-style: none; padding: 0; margin: 2px 0 6px; font-size: 13px; }
+ul.marks .mark-number { display: inline-block; min-width: 18px; font-weight: 700;
+  color: var(--critical); }
 a { color: var(--info); }
+@media (max-width: 700px) {
+  header, main, footer { padding: 0 10px; }
+  header { padding-top: 14px; }
+  section.top { padding: 2px 12px 10px; }
+  svg.chart.wide { display: none; } svg.chart.narrow { display: block; }
+  dl.facts { grid-template-columns: minmax(80px, max-content) 1fr; gap: 2px 10px; }
+  td, th { white-space: normal; } td.num, th.num { white-space: nowrap; }
+  td code { overflow-wrap: break-word; }  /* a long name wraps in lines, not a letter a line;
+    a table too wide for them scrolls in its box */
+}
 """

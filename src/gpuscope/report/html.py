@@ -4,7 +4,8 @@
     >>> from gpuscope.report import html
     >>> page = html.render(analysis_document([analysis.to_dict()]))  # doctest: +SKIP
 
-No scripts and no external resources: styles are inline, plots are inline SVG. Markup is built
+No scripts and no external resources: styles are inline, figures are inline SVG, each drawn twice
+— for a desktop page and for a phone — and the stylesheet shows the one that fits. Markup is built
 with `markupsafe.Markup`, so every string from the trace is escaped unless it is markup we made.
 """
 
@@ -20,16 +21,26 @@ from gpuscope.document.model import (
     Chart,
     Document,
     Facts,
+    Figure,
+    LineChart,
     Names,
     Note,
     RooflineChart,
     Section,
+    StackedBars,
+    Strip,
     Table,
     Text,
 )
+from gpuscope.document.names import NAME_WIDTH, short_name
+from gpuscope.report._bars import bar_chart
+from gpuscope.report._line import line_chart
+from gpuscope.report._palette import colour
 from gpuscope.report._roofline import roofline_svg
+from gpuscope.report._stacked import stacked_bars
+from gpuscope.report._strip import strip
 from gpuscope.report._style import CSS
-from gpuscope.report._svg import bar_chart
+from gpuscope.report._svg import NARROW, WIDE
 
 PAGE = Markup(
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -97,10 +108,8 @@ def _section(section: Section, depth: int) -> Markup:
 def _block(block: Block, depth: int) -> Markup:
     if isinstance(block, Section):
         return _section(block, depth)
-    if isinstance(block, RooflineChart):
-        return roofline_svg(block)
-    if isinstance(block, Chart):
-        return bar_chart(block)
+    if isinstance(block, Figure):
+        return _figure(block)
     if isinstance(block, Note):
         return _el("div", _el("strong", block.title) + block.text, cls=f"note {block.level}")
     if isinstance(block, Text):
@@ -112,6 +121,50 @@ def _block(block: Block, depth: int) -> Markup:
         items = Markup("").join(_el("li", _cell_content(c)) for c in block.items)
         return _caption(block.caption) + _el("ul", items, cls="names")
     return _table(block)
+
+
+def _figure(figure: Figure) -> Markup:
+    """`<figure>`: the title, the drawing at both widths, the legend, the caption; nothing
+    when there is nothing to draw."""
+    wide, narrow = svg_of(figure, WIDE), svg_of(figure, NARROW)
+    if not wide:
+        return Markup("")
+    title = _el("figcaption", figure.title)
+    caption = _caption(getattr(figure, "caption", ""))
+    return _el("figure", title + wide + narrow + _legend(figure) + caption, cls="figure")
+
+
+def svg_of(figure: Figure, width: int) -> Markup:
+    """The figure's `<svg>` laid out for `width` px (empty markup when it has nothing to draw)."""
+    if isinstance(figure, RooflineChart):
+        return roofline_svg(figure, width)
+    if isinstance(figure, Chart):
+        return bar_chart(figure, width)
+    if isinstance(figure, StackedBars):
+        return stacked_bars(figure, width)
+    if isinstance(figure, Strip):
+        return strip(figure, width)
+    if isinstance(figure, LineChart):
+        return line_chart(figure, width)
+    return Markup("")
+
+
+def _legend(figure: Figure) -> Markup:
+    """What the colours or marks of a figure mean, as a list that wraps at any width."""
+    if isinstance(figure, StackedBars):
+        items = Markup("").join(
+            _el("li", _el("span", "", cls="swatch", style=f"background:{colour(i)}") + name)
+            for i, name in enumerate(figure.columns)
+        )
+        return _el("ul", items, cls="legend")
+    if isinstance(figure, Strip) and figure.marks:
+        marks = Markup("").join(
+            _el("li", _el("span", m.label, cls="mark-number") + m.text) for m in figure.marks
+        )
+        return _el("ul", marks, cls="marks")
+    if isinstance(figure, LineChart) and figure.better:
+        return _el("p", f"{figure.better} is better; oldest left, newest right", cls="caption")
+    return Markup("")
 
 
 def _caption(caption: str) -> Markup:
@@ -139,15 +192,21 @@ def _table(table: Table) -> Markup:
         for row in table.rows
     )
     caption = _el("caption", table.caption) if table.caption else Markup("")
-    return _el("table", caption + _el("thead", _el("tr", head)) + _el("tbody", rows))
+    drawn = _el("table", caption + _el("thead", _el("tr", head)) + _el("tbody", rows))
+    return _el("div", drawn, cls="scroll")  # a wide table scrolls in its box, not the page
 
 
 def _cell_content(cell: Cell) -> Markup:
-    title = cell.full if cell.full and cell.full != cell.text else ""
+    shown = cell.text
+    if cell.name and len(shown) > NAME_WIDTH:  # a name of 900 characters: its telling parts, in
+        # a table's cell as wide as the layouts' own (`short_name`); in full on hover
+        shown = short_name(cell.full or cell.text, NAME_WIDTH)
+    full = cell.full or cell.text
+    title = full if full != shown else ""
     if cell.code:
-        inner = _el("code", cell.text, title=title)
+        inner = _el("code", shown, title=title)
     elif title:
-        inner = _el("span", cell.text, title=title)
+        inner = _el("span", shown, title=title)
     else:
-        inner = Markup("{}").format(cell.text)
+        inner = Markup("{}").format(shown)
     return _el("a", inner, href=f"#{cell.link}") if cell.link else inner

@@ -5,27 +5,33 @@
     >>> text = markdown.render(analysis_document([analysis.to_dict()]))  # doctest: +SKIP
 
 Text from the trace is escaped: `|`, `*`, `<`, `>` in plain text; names go in code spans sized to
-hold any backticks they contain. Charts are left out (the tables beside them hold the same data).
+hold any backticks they contain. A figure is its PNG where the command wrote one beside the file
+(`figures`: figure → path relative to the Markdown file, `report.figures.png_files`); without one,
+stacked bars are a table, a trend a sparkline, and the other figures are left out (the tables
+beside them hold the same data).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpuscope.document.model import (
     Block,
     Cell,
-    Chart,
     Document,
     Facts,
+    Figure,
     Level,
+    LineChart,
     Names,
     Note,
     Section,
+    StackedBars,
     Table,
     Text,
 )
+from gpuscope.report._as_text import line_text, stacked_table
 
 MARK: dict[Level, str] = {"ok": "✓", "info": "ℹ", "warning": "⚠", "critical": "✖"}
 _SPECIAL = re.compile(r"([\\`*|\[\]])")
@@ -34,32 +40,36 @@ _LINE_START = re.compile(r"^([>#+-])")
 _BACKTICKS = re.compile(r"`+")
 
 
-def render(doc: Document, depth: int = 1) -> str:
-    """The document as Markdown; its title a heading of `depth` (1: `#`), sections one deeper."""
-    lines = [f"{'#' * depth} {text(doc.title)}", ""]
-    if doc.subtitle:
-        lines += [text(doc.subtitle), ""]
-    for section in doc.sections:
-        lines += _section(section, depth=depth + 1)
-    if doc.footer:
-        lines += [f"<sub>{text(doc.footer)}</sub>", ""]
+Figures = Mapping[Figure, str]
+
+
+def render(document: Document, *, depth: int = 1, figures: Figures | None = None) -> str:
+    """The document as Markdown; its title a heading of `depth` (1: `#`), sections one deeper;
+    `figures`: the PNG of each figure that has one, as a path relative to the Markdown file."""
+    lines = [f"{'#' * depth} {text(document.title)}", ""]
+    if document.subtitle:
+        lines += [text(document.subtitle), ""]
+    for section in document.sections:
+        lines += _section(section, depth + 1, figures or {})
+    if document.footer:
+        lines += [f"<sub>{text(document.footer)}</sub>", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _section(section: Section, depth: int) -> list[str]:
+def _section(section: Section, depth: int, figures: Figures) -> list[str]:
     lines = [f'<a id="{section.anchor}"></a>', ""] if section.anchor else []
     badge = f" `{section.badge}`" if section.badge else ""
     lines += [f"{'#' * min(depth, 6)} {text(section.title)}{badge}", ""]
     for block in section.blocks:
-        lines += _block(block, depth + 1)
+        lines += _block(block, depth + 1, figures)
     return lines
 
 
-def _block(block: Block, depth: int) -> list[str]:
+def _block(block: Block, depth: int, figures: Figures) -> list[str]:
     if isinstance(block, Section):
-        return _section(block, depth)
-    if isinstance(block, Chart):
-        return []
+        return _section(block, depth, figures)
+    if isinstance(block, Figure):
+        return _figure(block, figures.get(block))
     if isinstance(block, Note):
         return [f"> {MARK[block.level]} **{text(block.title)}** — {text(block.text)}", ""]
     if isinstance(block, Text):
@@ -75,6 +85,22 @@ def _block(block: Block, depth: int) -> list[str]:
         names = (f"- {code(c.text, table=False)}" for c in block.items)
         return [*_caption(block.caption), *names, ""]
     return _table(block)
+
+
+def _figure(figure: Figure, png: str | None) -> list[str]:
+    if png:
+        caption = getattr(figure, "caption", "")
+        return [f"![{text(figure.title)}]({_link(png)})", "", *_caption(caption)]
+    if isinstance(figure, StackedBars) and figure.rows:
+        return _table(stacked_table(figure))
+    if isinstance(figure, LineChart) and figure.points:
+        return [text(line_text(figure, 100)), ""]
+    return []
+
+
+def _link(path: str) -> str:
+    """A relative path as a link target: spaces and parentheses percent-encoded."""
+    return path.replace("%", "%25").replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def _caption(caption: str) -> list[str]:

@@ -2,8 +2,10 @@
 frames, kernel names on one line (shortened from the middle to the column they get, unique among
 the rows). It lays nothing out itself: the document decides what is shown and in which order.
 
-    >>> from rich.console import Console
-    >>> render(analysis_document([report]), Console())          # doctest: +SKIP
+    >>> print(render(analysis_document([report])), end="")      # doctest: +SKIP
+
+Pictures become text: stacked bars a table, a busy / idle strip a row of block glyphs per
+device, a trend a sparkline; bar charts are left out (a table beside each holds its numbers).
 """
 
 from __future__ import annotations
@@ -18,16 +20,21 @@ from rich.text import Text as RichText
 
 from gpuscope.document.model import (
     Block,
-    Chart,
     Document,
     Facts,
+    Figure,
+    LineChart,
     Names,
     Note,
     Section,
+    StackedBars,
+    Strip,
     Table,
     Text,
 )
 from gpuscope.document.names import fit, short_names
+from gpuscope.document.units import duration
+from gpuscope.report._as_text import busy_glyphs, line_text, stacked_table
 
 LEVEL_STYLE = {"ok": "green", "info": "cyan", "warning": "yellow", "critical": "bold red"}
 MARK = {"ok": "✓", "info": "·", "warning": "!", "critical": "✖"}
@@ -36,16 +43,21 @@ NAME_MIN = 30  # nor a column of kernel names narrower than this
 GAP = 3  # between two columns: padding, rule, padding
 
 
-def render(doc: Document, console: Console) -> None:
-    """Print the document: its title and subtitle, then each section."""
-    head = RichText(doc.title, style="bold")
-    if doc.subtitle:
-        head.append(f"  {doc.subtitle}", style="dim")
-    console.print(head)
-    for part in doc.sections:
-        console.print(section(part, console.width))
-    if doc.footer:
-        console.print(RichText(doc.footer, style="dim"))
+def render(document: Document, *, console: Console | None = None) -> str:
+    """The document as the terminal shows it: its title and subtitle, then each section. The
+    text has the colours, and the width, of `console` (default: standard output's own —
+    plain text, 80 columns, where it is no terminal)."""
+    console = console or Console(highlight=False)
+    with console.capture() as captured:
+        head = RichText(document.title, style="bold")
+        if document.subtitle:
+            head.append(f"  {document.subtitle}", style="dim")
+        console.print(head)
+        for part in document.sections:
+            console.print(section(part, console.width))
+        if document.footer:
+            console.print(RichText(document.footer, style="dim"))
+    return captured.get()
 
 
 def section(part: Section, width: int, depth: int = 0) -> Group:
@@ -61,8 +73,8 @@ def section(part: Section, width: int, depth: int = 0) -> Group:
 def _block(block: Block, width: int, depth: int) -> Any:
     if isinstance(block, Section):
         return section(block, width, depth)
-    if isinstance(block, Chart):
-        return None  # the table beside every chart holds the same numbers
+    if isinstance(block, Figure):
+        return _figure(block, width)
     if isinstance(block, Facts):
         return _facts(block)
     if isinstance(block, Table):
@@ -79,6 +91,31 @@ def _block(block: Block, width: int, depth: int) -> Any:
         text.append(block.text)
         return text
     return None
+
+
+def _figure(block: Figure, width: int) -> Any:
+    if isinstance(block, StackedBars):
+        return _table(stacked_table(block), width)
+    if isinstance(block, Strip):
+        return _strip(block, width)
+    if isinstance(block, LineChart):
+        return RichText(line_text(block, width)) if block.points else None
+    return None  # a bar chart: the table beside it holds the same numbers
+
+
+def _strip(block: Strip, width: int) -> RichText:
+    """Per lane `label │▁▃█ ▂│`, then the marks (the longest gaps) one per line."""
+    label = max((len(lane.label) for lane in block.lanes), default=0)
+    text = RichText(f"{block.title} (0 → {duration(block.span_us)}; ▁ to █ busier, blank idle)\n")
+    for lane in block.lanes:
+        glyphs = busy_glyphs(lane.busy, width - label - 4)
+        text.append(f"{lane.label:>{label}} │")
+        text.append(glyphs, style="blue")
+        text.append("│\n")
+    for mark in block.marks:
+        text.append(f"{mark.label:>{label}}  {mark.text}\n")
+    text.rstrip()
+    return text
 
 
 def _facts(block: Facts) -> RichTable:

@@ -114,3 +114,24 @@ def test_busy_and_span_per_device(case: tuple[dict[str, Any], dict[str, Any]]) -
         device = devices[row["id"]]
         _close(device["busy_us"], row["busy_ns"], f"devices[{row['id']}].busy_us")
         _close(device["span_us"], row["span_ns"], f"devices[{row['id']}].span_us")
+
+
+def test_busy_strip_adds_up_to_each_device_busy_time(
+    case: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """The strip the pictures draw is the same busy time, spread over 200 bins: per device, the
+    bins' fractions × their width sum to the golden busy time (less the fractions' rounding)."""
+    golden, got = case
+    strip = (got["gaps"] or {}).get("strip")
+    if strip is None:
+        pytest.skip("no timeline in this trace")
+    busy = {row["id"]: row["busy_ns"] / NS_PER_US for row in golden["devices"]}
+    for lane in strip["devices"]:
+        assert len(lane["busy"]) == 200 and all(0 <= b <= 1 for b in lane["busy"])
+        drawn = sum(lane["busy"]) * strip["bin_us"]
+        rounding = len(lane["busy"]) * 0.5e-4 * strip["bin_us"]
+        want = busy[lane["device"]]
+        assert abs(drawn - want) <= RELATIVE * want + rounding, (lane["device"], drawn, want)
+    longest = got["gaps"]["longest"]
+    assert longest[:1] == [got["gaps"]["largest"]] or not longest
+    assert [g["time_us"] for g in longest] == sorted((g["time_us"] for g in longest), reverse=True)

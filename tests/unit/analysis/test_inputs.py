@@ -3,12 +3,10 @@ numbers are null (never zero), and every view renders the report."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
 import pytest
-from rich.console import Console
 
 from gpuscope.analysis.analyze import analyze
 from gpuscope.trace._builder import TraceParts, trace_meta
@@ -68,9 +66,7 @@ def kernels_without_host() -> Trace:
 
 
 def _views(report: dict[str, Any]) -> None:
-    console = Console(width=80, record=True, file=io.StringIO())
-    render_terminal([report], console)
-    text = console.export_text()
+    text = render_terminal([report], 80)
     assert "None" not in text and "nan" not in text
     markdown = render_markdown([report])
     assert "None" not in markdown

@@ -6,12 +6,10 @@ shown, every string escaped; the HTML holds no script and no external resource.
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from gpuscope.diff.layout import BRIEF_MOVERS, diff_document
 from gpuscope.errors import InputError
@@ -47,9 +45,7 @@ def test_html_is_self_contained_and_escaped(report: dict[str, Any]) -> None:
 
 
 def test_terminal_shows_every_section(report: dict[str, Any]) -> None:
-    out = io.StringIO()
-    render_diff_terminal(report, Console(file=out, width=160, highlight=False))
-    text = out.getvalue()
+    text = render_diff_terminal(report, 160)
     for section in diff_document(report).sections:
         assert section.title in text
     assert "aten::addmm (30522, 141×512" in text  # names on one line: the head of the label

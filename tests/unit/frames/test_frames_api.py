@@ -154,6 +154,7 @@ def test_plots_are_figures(result: AnalysisResult, tmp_path: Path) -> None:
         "llama-timeline.png",
         "llama-breakdown.png",
         "llama-gaps.png",
+        "llama-strip.png",
     ]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
 

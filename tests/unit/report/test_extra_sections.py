@@ -4,12 +4,10 @@ numbers taken from the dict."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 import gpuscope
 from gpuscope.document import units as fmt
@@ -27,12 +25,10 @@ SECTIONS = {
 
 
 def views(report: dict[str, Any]) -> dict[str, str]:
-    console = Console(file=io.StringIO(), width=160, record=True)
-    render_terminal([report], console)
     return {
         "markdown": render_markdown([report]),
         "html": render_html([report]),
-        "terminal": console.export_text(),
+        "terminal": render_terminal([report], 160),
     }
 
 

@@ -76,7 +76,11 @@ def test_value_is_formatted_by_what_its_key_holds() -> None:
     assert fmt.value("bytes", 2048) == "2.00 KiB"
     assert fmt.value("short_kernels", 7108) == "7,108"
     assert fmt.value("x", None) == "—"
-    assert fmt.value("x", {"a": 1}) == '{"a": 1}'
+    # never raw JSON: a nested value reads as text
+    assert fmt.value("x", {"a": 1, "gap_us": 2.5, "calls": {"cudaLaunchKernel": 1}}) == (
+        "a 1; gap 2.50 µs; calls (cudaLaunchKernel 1)"
+    )
+    assert fmt.value("waits_us", [1.0, 2000.0]) == "1.00 µs, 2.00 ms"
     assert fmt.label("cpu_op_time_us") == "CPU op time"
     assert fmt.label("top_gemm_kernels") == "top GEMM kernels"
 

@@ -1,5 +1,6 @@
-"""`render_html`: one well-formed, self-contained page (no scripts, no external loads) with three
-SVG plots, the numbers of the dict, full names as tooltips, and every trace string escaped."""
+"""`render_html`: one well-formed, self-contained page (no scripts, no external loads) with four
+SVG figures, each drawn for a wide and a narrow screen, the numbers of the dict, full names as
+tooltips, and every trace string escaped."""
 
 from __future__ import annotations
 
@@ -101,12 +102,14 @@ def test_recorded_trace_page_is_well_formed_and_offline(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RECORDED)
-def test_three_plots_drawn_from_the_dict(name: str) -> None:
+def test_four_figures_drawn_from_the_dict(name: str) -> None:
     report = recorded(name)
     markup = render_html([report])
-    charts = markup.split("<svg")[1:]
-    assert len(charts) == 3
-    categories, top, gaps = charts
+    figures = markup.split("<figure")[1:]
+    assert len(figures) == 4
+    assert all(f.count('<svg class="chart wide"') == f.count('<svg class="chart narrow"') == 1
+               for f in figures)  # fmt: skip
+    categories, top, strip, gaps = (f.split('<svg class="chart narrow"')[0] for f in figures)
     used = [c for c in report["categories"].values() if c["count"] or c["time_us"]]
     assert categories.count('class="bar"') == len(used)
     assert top.count('class="bar"') == len(report["top_kernels"])
@@ -115,6 +118,11 @@ def test_three_plots_drawn_from_the_dict(name: str) -> None:
     assert html.escape(f"{first['name']}: {fmt.duration(first['total_us'])}") in top
     widths = [float(w) for w in re.findall(r'class="bar"[^>]*width="([\d.]+)"', top)]
     assert widths == sorted(widths, reverse=True), "bars scale with total time"
+    busy = report["gaps"]["strip"]["devices"]
+    drawn = re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="([\d.]+)" '
+                       r'fill="#4c8bf5"', strip)  # fmt: skip
+    assert len(drawn) == sum(b > 0 for d in busy for b in d["busy"]), "a bar per busy bin"
+    assert strip.count('class="mark"') == len(report["gaps"]["longest"]) == 5
 
 
 @pytest.mark.parametrize("name", RECORDED)

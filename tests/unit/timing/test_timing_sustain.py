@@ -19,8 +19,8 @@ from gpuscope.errors import ConfigError
 from gpuscope.timing import harness, loop, sustain
 from gpuscope.timing.clocks import NullMonitor, PollingMonitor, amd_watts
 from gpuscope.timing.diagnostics import warnings_for
+from gpuscope.timing.layout import measurement_rows
 from gpuscope.timing.measurement import ClockSample, Environment, Measurement, from_json, to_json
-from gpuscope.timing.render import measurement_rows
 from gpuscope.timing.sustain import SustainRule
 
 ENV = Environment(vendor="nvidia", device="H100", python="3", platform="test", gpuscope="0")

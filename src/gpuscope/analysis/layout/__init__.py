@@ -17,10 +17,12 @@ from gpuscope.analysis.layout._sections import (
     trace_section,
 )
 from gpuscope.analysis.layout._summary import ranked, summary_document
+from gpuscope.analysis.layout._timeline import busy_strip
 
 __all__ = [
     "SEVERITY_LEVEL",
     "analysis_document",
+    "busy_strip",
     "evidence_blocks",
     "failed_section",
     "finding_section",

@@ -1,12 +1,12 @@
 """A finding's `evidence` (any JSON-shaped value) → readable blocks.
 
 Scalars become facts, a dict of dicts a table (one row per key), a dict of scalars a two-column
-table, a list of names a name list, a list of dicts a table. Anything deeper is shown as JSON.
+table, a list of names a name list, a list of dicts a table, a dict holding any of these the same
+blocks under its name. A value nested deeper still is one line of text (`fmt.value`), never JSON.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,15 +24,30 @@ def evidence_blocks(evidence: Any) -> list[Block]:
     return [nested] if nested else [Facts((("evidence", fmt.value("", evidence)),))]
 
 
-def _mapping_blocks(evidence: Mapping[str, Any]) -> list[Block]:
+def _mapping_blocks(evidence: Mapping[str, Any], caption: str = "") -> list[Block]:
     scalars = [(k, v) for k, v in evidence.items() if not _is_container(v)]
     blocks: list[Block] = []
-    if scalars:
-        blocks.append(Facts(tuple((fmt.label(k), fmt.value(k, v)) for k, v in scalars)))
+    if scalars or caption:
+        items = tuple((fmt.label(k), _scalar(k, v)) for k, v in scalars)
+        blocks.append(Facts(items, caption))
     for key, value in evidence.items():
-        if _is_container(value):
-            blocks.append(_nested(key, value) or Facts(((fmt.label(key), _json(value)),)))
+        if not _is_container(value):
+            continue
+        nested = _nested(key, value)
+        if nested is not None:
+            blocks.append(nested)
+        elif isinstance(value, Mapping) and not caption:  # one level down: its own facts
+            blocks += _mapping_blocks(value, fmt.label(key))
+        else:
+            blocks.append(Facts(((fmt.label(key), fmt.value(key, value)),)))
     return blocks
+
+
+def _scalar(key: str, value: Any) -> str:
+    """A fact's text; a kernel's name shortened (its full text is in the JSON)."""
+    if isinstance(value, str) and key.startswith(("kernel", "before", "after")):
+        return short_name(value, 96)
+    return fmt.value(key, value)
 
 
 def _nested(key: str, value: Any) -> Block | None:
@@ -59,8 +74,6 @@ def _rows_table(caption: str, rows: list[Mapping[str, Any]]) -> Table:
 def _cell(key: str, value: Any) -> Cell:
     if key in _NAME_KEYS and isinstance(value, str):
         return _name_cell(value)
-    if _is_container(value):
-        return Cell(_json(value))
     return Cell(fmt.value(key, value))
 
 
@@ -74,7 +87,3 @@ def _is_container(value: Any) -> bool:
 
 def _is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

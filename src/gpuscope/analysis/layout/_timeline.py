@@ -6,7 +6,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuscope.document import units as fmt
-from gpuscope.document.model import Bar, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document.model import (
+    Bar,
+    Block,
+    Cell,
+    Chart,
+    Facts,
+    Lane,
+    Mark,
+    Section,
+    Strip,
+    Table,
+    Text,
+)
 from gpuscope.document.names import short_name
 
 Report = Mapping[str, Any]
@@ -47,8 +59,37 @@ def gaps_section(gaps: Mapping[str, Any]) -> Section:
         + "; ".join(GAP_CAUSES[c] for c in gaps["attribution"] if c in GAP_CAUSES)
         + "."
     )
-    blocks = (facts, chart, table, _attribution(gaps), causes)
+    strip = busy_strip(gaps)
+    blocks: tuple[Block, ...] = (facts, *((strip,) if strip else ()), chart, table,
+                                 _attribution(gaps), causes)  # fmt: skip
     return Section("Gaps between kernels", blocks)
+
+
+def busy_strip(gaps: Mapping[str, Any]) -> Strip | None:
+    """Each device's busy / idle over its span, the longest gaps numbered on it (the report's
+    `gaps.strip` and `gaps.longest`); None for a report without them."""
+    strip = gaps.get("strip")
+    if not strip or not strip["devices"]:
+        return None
+    devices = [d["device"] for d in strip["devices"]]
+    lanes = tuple(Lane(f"GPU {d['device']}", tuple(d["busy"])) for d in strip["devices"])
+    bins = max(len(lane.busy) for lane in lanes)
+    marks = tuple(
+        Mark(
+            float(gap["starts_at_us"]),
+            float(gap["time_us"]),
+            devices.index(gap["device"]) if gap["device"] in devices else 0,
+            str(i),
+            f"{largest_gap_text(gap)}, at {fmt.duration(gap['starts_at_us'])}",
+        )
+        for i, gap in enumerate(gaps.get("longest") or [], 1)
+    )
+    caption = (
+        f"{bins} bins of {fmt.duration(strip['bin_us'])}, each as tall as the share of it the "
+        "device was busy (blank: idle); the longest gaps numbered"
+    )
+    title = "Busy and idle over the GPU span"
+    return Strip(title, bins * float(strip["bin_us"]), lanes, marks, caption)
 
 
 def largest_gap_text(gap: Mapping[str, Any]) -> str:

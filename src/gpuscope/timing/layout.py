@@ -1,17 +1,19 @@
-"""Terminal views (rich) of a Measurement or a Comparison. They format; they never compute."""
+"""A Measurement or a Comparison laid out as a document (`gpuscope bench`), which every renderer
+draws: the statistics as facts, A and B side by side, the verdict, the correctness check, the
+warnings. It formats; it never computes.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
+from gpuscope.document.model import Block, Cell, Document, Facts, Level, Note, Section, Table, Text
 from gpuscope.document.units import duration
 from gpuscope.timing.ab import FASTER, INCORRECT, SAME, SLOWER, Comparison
 from gpuscope.timing.diagnostics import warnings_for
 from gpuscope.timing.measurement import Measurement
 
-_VERDICT_STYLE = {FASTER: "bold green", SLOWER: "bold red", SAME: "bold", INCORRECT: "bold red"}
+_VERDICT_LEVEL: dict[str, Level] = {
+    FASTER: "ok", SLOWER: "critical", SAME: "info", INCORRECT: "critical"
+}  # fmt: skip
 
 
 def us(value: float | None) -> str:
@@ -94,58 +96,57 @@ def _rate_rows(m: Measurement) -> list[tuple[str, str]]:
     return out
 
 
-def _warnings(lines: list[str]) -> list[RenderableType]:
-    return [Text(f"warning: {line}", style="yellow") for line in lines]
+def _warnings(lines: list[str]) -> list[Block]:
+    return [Note("warning", "warning", line) for line in lines]
 
 
-def measurement_view(m: Measurement) -> RenderableType:
-    table = Table(title=_title(m), show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
-    for key, value in measurement_rows(m):
-        table.add_row(key, value)
-    return Group(table, *_warnings(warnings_for(m)))
+def measurement_document(m: Measurement) -> Document:
+    """One measurement: its statistics, then what makes them less trustworthy."""
+    blocks: list[Block] = [Facts(tuple(measurement_rows(m))), *_warnings(warnings_for(m))]
+    return Document("gpuscope bench", (Section(_title(m), tuple(blocks)),))
 
 
-def comparison_view(c: Comparison) -> RenderableType:
-    parts: list[RenderableType] = []
+def comparison_document(c: Comparison) -> Document:
+    """An A/B comparison (or a run against its baseline): both sides, the verdict with its
+    interval, the correctness check, the warnings of each side."""
+    blocks: list[Block] = []
     if c.a is not None and c.b is not None:
-        parts.append(_side_by_side(c.a, c.b))
-    parts.append(_verdict_line(c))
-    parts.append(Text(_correctness_line(c)))
+        blocks.append(_side_by_side(c.a, c.b))
+    blocks += [_verdict(c), Text(_correctness_line(c))]
     for label, m in (("A", c.a), ("B", c.b)):
         if m is not None:
-            parts.extend(_warnings([f"{label}: {w}" for w in warnings_for(m)]))
-    return Group(*parts)
+            blocks += _warnings([f"{label}: {w}" for w in warnings_for(m)])
+    title = _ab_title(c.a) if c.a is not None else "A/B"
+    return Document("gpuscope bench", (Section(title, tuple(blocks)),))
+
+
+def _ab_title(a: Measurement) -> str:
+    return f"A/B — mode {a.mode} ({a.timer}) on {a.env.device}"
 
 
 def _side_by_side(a: Measurement, b: Measurement) -> Table:
-    table = Table(title=f"A/B — mode {a.mode} ({a.timer}) on {a.env.device}", title_justify="left")
-    table.add_column("")
-    table.add_column(f"A: {a.name}", justify="right")
-    table.add_column(f"B: {b.name}", justify="right")
     sa, sb = a.stats, b.stats
-    table.add_row("median", us(sa.p50), us(sb.p50))
-    table.add_row("95 % CI of median", f"±{_pct(sa.ci_halfwidth)}", f"±{_pct(sb.ci_halfwidth)}")
-    table.add_row("CV", _pct(sa.cv), _pct(sb.cv))
-    table.add_row(
-        "samples × calls", f"{sa.n} × {a.calls_per_sample}", f"{sb.n} × {b.calls_per_sample}"
+    rows = (
+        ("median", us(sa.p50), us(sb.p50)),
+        ("95 % CI of median", f"±{_pct(sa.ci_halfwidth)}", f"±{_pct(sb.ci_halfwidth)}"),
+        ("CV", _pct(sa.cv), _pct(sb.cv)),
+        ("samples × calls", f"{sa.n} × {a.calls_per_sample}", f"{sb.n} × {b.calls_per_sample}"),
+        ("first call", us(a.first_call_us), us(b.first_call_us)),
     )
-    table.add_row("first call", us(a.first_call_us), us(b.first_call_us))
-    return table
+    cells = tuple(tuple(Cell(x) for x in row) for row in rows)
+    return Table(("", f"A: {a.name}", f"B: {b.name}"), cells, (False, True, True))
 
 
-def _verdict_line(c: Comparison) -> Text:
-    text = Text("verdict: ")
-    text.append(c.verdict, style=_VERDICT_STYLE.get(c.verdict, "bold yellow"))
+def _verdict(c: Comparison) -> Note:
+    text = "no timing: the outputs differ" if c.verdict == INCORRECT else "no ratio measured"
     if c.ratio is not None and c.speedup_ci is not None and c.speedup is not None:
         lo, hi = c.speedup_ci
-        text.append(
-            f"  B/A time ratio {c.ratio:.4f} (95 % CI {c.ci_low:.4f}–{c.ci_high:.4f}); "
+        text = (
+            f"B/A time ratio {c.ratio:.4f} (95 % CI {c.ci_low:.4f}–{c.ci_high:.4f}); "
             f"speedup {c.speedup:.3f}× ({lo:.3f}–{hi:.3f}); threshold ±{c.threshold:.1%}; "
             f"{c.rounds} rounds × {c.block}, stopped: {c.stop_reason}"
         )
-    return text
+    return Note(_VERDICT_LEVEL.get(c.verdict, "warning"), f"verdict: {c.verdict}", text)
 
 
 def _g(value: float | None) -> str:
