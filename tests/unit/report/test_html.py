@@ -102,14 +102,18 @@ def test_recorded_trace_page_is_well_formed_and_offline(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RECORDED)
-def test_four_figures_drawn_from_the_dict(name: str) -> None:
+def test_five_figures_drawn_from_the_dict(name: str) -> None:
     report = recorded(name)
     markup = render_html([report])
     figures = markup.split("<figure")[1:]
-    assert len(figures) == 4
+    assert len(figures) == 5
     assert all(f.count('<svg class="chart wide"') == f.count('<svg class="chart narrow"') == 1
                for f in figures)  # fmt: skip
-    categories, top, strip, gaps = (f.split('<svg class="chart narrow"')[0] for f in figures)
+    steps, categories, top, strip, gaps = (f.split('<svg class="chart narrow"')[0]
+                                           for f in figures)  # fmt: skip
+    rows = report["step_breakdown"]
+    parts = report["breakdown"]["parts"]
+    assert steps.count('class="segment"') == sum(r[f"{p}_us"] > 0 for r in rows for p in parts)
     used = [c for c in report["categories"].values() if c["count"] or c["time_us"]]
     assert categories.count('class="bar"') == len(used)
     assert top.count('class="bar"') == len(report["top_kernels"])

@@ -117,7 +117,7 @@ def test_findings_integrity_copies_gaps_and_sync_are_shown(name: str) -> None:
         assert f"| {kind} | {fmt.count(c['count'])} | {fmt.nbytes(c['bytes'])} |" in md
     for bucket in report["gaps"]["histogram"]:
         assert f" | {fmt.count(bucket['count'])} | {fmt.duration(bucket['time_us'])} |" in md
-    for cause in ("host-wait", "sync-drain", "kernel-wait", "unknown"):
+    for cause in ("launch", "host-work", "sync", "queued", "unknown"):
         assert f"| {cause} |" in md
     for call, s in report["sync"]["by_name"].items():
         assert f"| `{call}` | {fmt.count(s['count'])} | {fmt.duration(s['time_us'])} |" in md

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpuscope.document import units as fmt
-from gpuscope.document.model import Bar, Block, Cell, Chart, Facts, Section, Table, Text
+from gpuscope.document.model import Block, Cell, Facts, Section, Stack, StackedBars, Table, Text
 from gpuscope.document.names import short_name
 
 Report = Mapping[str, Any]
@@ -49,8 +49,8 @@ def breakdown_section(report: Report) -> Section | None:
     part = report.get("breakdown")
     if not part:
         return None
-    blocks: list[Block] = [Facts(tuple(_facts(part))), _parts_table(part), _chart(part)]
     rows = report.get("step_breakdown") or []
+    blocks: list[Block] = [Facts(tuple(_facts(part))), _parts_table(part), _bars(part, rows)]
     if part["steps"]:
         blocks.append(_steps_table(part, rows))
     path = report.get("critical_path") or []
@@ -90,13 +90,22 @@ def _parts_table(part: Mapping[str, Any]) -> Table:
                  optional=(0, 0, 0, 1, 1))  # fmt: skip
 
 
-def _chart(part: Mapping[str, Any]) -> Chart:
-    bars = tuple(
-        Bar(part["labels"][p], part["meaning"][p], float(part["share"][p]) * 100,
-            fmt.percent(part["share"][p]))
-        for p in _ranked(part)
-    )  # fmt: skip
-    return Chart("Share of the judged time by part (%)", bars)
+def _bars(part: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> StackedBars:
+    """Each step (the active span without steps) as one bar of its parts: they sum to its time."""
+    columns = [p for p in part["parts"] if any(r[f"{p}_us"] for r in rows)]
+    columns = sorted(columns, key=lambda p: -part["share"][p])
+    stacks = tuple(
+        Stack(
+            str(r["step"]) + (" (warm-up)" if r["warmup"] else ""),
+            tuple(float(r[f"{p}_us"]) for p in columns),
+            text=fmt.duration(r["wall_us"]),
+        )
+        for r in rows[:STEPS_SHOWN]
+    )
+    caption = "each step's time by part, in µs: the parts sum to the step's time"
+    return StackedBars(
+        "Step time by part", tuple(part["labels"][p] for p in columns), stacks, caption
+    )
 
 
 def _steps_table(part: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> Table:
