@@ -16,10 +16,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.json.gz"
 FIGURES = (
-    "01-gpu-time-by-category.png",
-    "02-total-time-of-the-top-kernels.png",
-    "03-busy-and-idle-over-the-gpu-span.png",
-    "04-gaps-between-kernels-by-length-count.png",
+    "01-step-time-by-part.png",
+    "02-gpu-time-by-category.png",
+    "03-total-time-of-the-top-kernels.png",
+    "04-busy-and-idle-over-the-gpu-span.png",
+    "05-gaps-between-kernels-by-length-count.png",
 )
 
 

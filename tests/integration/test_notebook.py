@@ -66,7 +66,7 @@ def test_the_quickstart_runs_and_shows_its_results(tmp_path: Path) -> None:
     assert "cpu-bound" in report and "<script" not in report and "http" not in report
     assert len(shown(cells["a = gpuscope.analyze(path)"], "text/plain")) < 300
     printed = shown(cells["print(repr(a))"], "text")
-    assert printed.startswith("<AnalysisResult ") and "warning cpu-bottleneck" in printed
+    assert printed.startswith("<AnalysisResult ") and "warning launch-overhead" in printed
     assert "top_kernels" in shown(cells["tables = a.tables()"], "text/plain")
     assert "<table" in shown(cells['tables["top_kernels"].head()'], "text/html")
     assert "ms of kernel time" in shown(cells["# the frames and the report agree"], "text/plain")

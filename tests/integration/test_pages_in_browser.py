@@ -26,10 +26,11 @@ BEFORE = DATA / "recorded" / "compiled_default_h200.json.gz"
 AFTER = DATA / "recorded" / "compiled_reduce_overhead_h200.json.gz"
 WIDTHS = (1280, 390)
 PAGES = {  # page → the figure titles it must show
-    "analysis": ["GPU time by category", "Total time of the top kernels",
+    "analysis": ["Step time by part", "GPU time by category", "Total time of the top kernels",
                  "Busy and idle over the GPU span", "Gaps between kernels by length (count)"],
-    "job": ["GPU span per rank", *["GPU time by category", "Total time of the top kernels",
-            "Busy and idle over the GPU span", "Gaps between kernels by length (count)"] * 4],
+    "job": ["GPU span per rank", *["Step time by part", "GPU time by category",
+            "Total time of the top kernels", "Busy and idle over the GPU span",
+            "Gaps between kernels by length (count)"] * 4],
     "diff": ["|Δ| kernel time of the top movers"],
     "trend": ["samples_per_second"],
 }  # fmt: skip

@@ -4,8 +4,8 @@ time at stake and the cause it shares with other findings.
 `impact_us` is the time this finding's cause costs in the trace — an upper bound of what acting
 on it could save — so that a reader (and the terminal summary) can rank findings; None where no
 estimate is honest. `cause` names the underlying cause: findings with one cause share one remedy,
-and the summary shows that remedy once (e.g. `host-launch`: cpu-bottleneck, many-small-kernels and
-host-hotspots are three views of a host that cannot launch fast enough)."""
+and the summary shows that remedy once (e.g. `host-launch`: launch-overhead and the idle gaps
+whose host state is launch are one host that cannot issue work as fast as the GPU runs it)."""
 
 from __future__ import annotations
 
