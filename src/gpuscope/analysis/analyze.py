@@ -128,11 +128,13 @@ def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis
     kind = program(trace)
     steps, line, parts, path = host_steps, None, None, None
     if available.timeline:
+        line = timeline(trace)
+    if line is not None and len(trace.gpu.start):  # a CPU-only trace has no device to wait
         steps = device_timed(trace, links, host_steps)
         idle = idle_states(trace, links, hoststate_window(trace, steps), cold.intervals())
         parts = breakdown(trace, classes, steps, idle, host_steps)
         path = critical_path(trace, parts)
-        line = with_states(timeline(trace), idle)
+        line = with_states(line, idle)
     partial = Analysis(
         trace=trace,
         inputs=available,

@@ -163,20 +163,28 @@ def _idle_bound(
             "overhead, which fewer, larger (fused) kernels shorten" + _queue_note(base.queue_p50_ns)
         )
         return replace(base, reason=reason, cause=top)
+    alongside = [s for s in STATES if BOUND_BY_PART[s] == bound and s != top
+                 and idle[s] >= SECOND_PART_SHARE * wall]  # fmt: skip
+    together = ""
+    if alongside:
+        named = ", ".join(f"{PART_LABELS[s]} {idle[s] / wall:.1%}" for s in alongside)
+        together = f" (with {named}: {groups[bound] / wall:.1%} waiting on the host in all)"
     reason = (
         f"the GPU is busy only {busy / wall:.1%} of {scope}; {PART_LABELS[top]} "
-        f"{idle[top] / wall:.1%}: {part_text(top, kind)}" + _others(parts, wall, exclude=(top,))
+        f"{idle[top] / wall:.1%}: {part_text(top, kind)}{together}"
+        + _others(parts, wall, exclude=(top, *alongside))
     )
     return replace(base, bound=bound, reason=reason, cause=top)
 
 
 def _others(parts: Breakdown, wall: int, exclude: tuple[str, ...]) -> str:
-    """The next largest parts (from SECOND_PART_SHARE of the time), as `; sync wait 12%`."""
+    """The next largest parts (from SECOND_PART_SHARE of the time), as `; the other parts: sync
+    wait 12%`."""
     judged = parts.judged()
     rest = [(p, int(judged[i])) for i, p in enumerate(PARTS) if p not in exclude]
     shown = [f"{PART_LABELS[p]} {ns / wall:.1%}" for p, ns in sorted(rest, key=lambda x: -x[1])
              if ns >= SECOND_PART_SHARE * wall][:2]  # fmt: skip
-    return f"; then {', '.join(shown)}" if shown else ""
+    return f"; the other parts: {', '.join(shown)}" if shown else ""
 
 
 def _lone_gap(base: Verdict, line: Timeline, parts: Breakdown, kind: str) -> Verdict | None:
@@ -262,6 +270,8 @@ def _queue_note(queue: int | None) -> str:
 
 def unknown_verdict(trace: Trace) -> Verdict:
     """No verdict without a timeline: say why instead of guessing."""
+    if trace.provides("timestamps") and not len(trace.gpu.start):
+        return Verdict("no-gpu-activity", "the trace holds no GPU activity", 0.0, THRESHOLDS)
     reason = (
         f"the {trace.meta.format} input has no timestamps: busy and idle time, and so what "
         "paces the work, cannot be told"

@@ -80,6 +80,17 @@ def test_cpu_only_trace(builder: TraceBuilder, tmp_path: Path) -> None:
     assert result["findings"] == []
 
 
+def test_cpu_only_steps_are_not_a_gpu_waiting(builder: TraceBuilder, tmp_path: Path) -> None:
+    """A CPU-only run with steps and long stretches outside operators (the HTA gloo rank): no
+    device waited for anything, so no breakdown and no cause is said."""
+    for i in range(3):
+        builder.annotation(f"ProfilerStep#{i}", i * 1000.0, 1000.0)
+        builder.op("aten::add", i * 1000.0 + 1, 10.0)
+    result = builder.analyze(tmp_path / "t.json").to_dict()
+    assert result["verdict"]["bound"] == "no-gpu-activity"
+    assert result["findings"] == [] and not result.get("step_breakdown")
+
+
 def test_steps_count_kernels_launched_inside(builder: TraceBuilder, tmp_path: Path) -> None:
     builder.annotation("ProfilerStep#1", 0.0, 100.0)
     builder.annotation("ProfilerStep#2", 100.0, 100.0)

@@ -61,6 +61,28 @@ def test_each_step_breakdown_is_the_raw_events_own(name: str) -> None:
                                                    / 1000), (step, p)  # fmt: skip
 
 
+HOST_SIDE = ("launch", "host_work", "host_late")
+LABELS = {"compute": "compute", "copies": "copies", "launch": "launch / dispatch",
+          "host_work": "host work outside operators", "sync": "sync wait"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_verdicts_shares_are_the_raw_recounts(name: str) -> None:
+    """Every share the verdict names (its cause, the host side in all, the other parts) is the
+    raw recount's share of the steady steps' time."""
+    r = report(name)
+    steady = breakdown(path_of(name))[r["breakdown"]["warmup_steps"]:]
+    wall = sum(sum(p.values()) for _, p in steady)
+    share = {k: sum(p[k] for _, p in steady) / wall for k in PARTS}
+    reason = r["verdict"]["reason"]
+    for part, label in LABELS.items():
+        if f"{label} " in reason and share[part] >= 0.05:
+            assert f"{label} {share[part]:.1%}" in reason, (part, reason)
+    if "waiting on the host in all" in reason:
+        host = sum(share[k] for k in HOST_SIDE)
+        assert f"{host:.1%} waiting on the host in all" in reason, reason
+
+
 def test_a_slow_input_pipeline_is_host_work_in_the_dataloader() -> None:
     """20 ms of numpy per batch in a num_workers=0 DataLoader, a loss.item() per step."""
     r = report("input_pipeline")
