@@ -173,5 +173,7 @@ def test_db_of_our_own_still_records(env: dict[str, str], tmp_path: Path) -> Non
         done = gpuscope(env, tmp_path, "analyze", TRACE, "-q", "--record", "--db", db)
         assert done.returncode == 0, done.stderr
     done = gpuscope(env, tmp_path, "history", "list", "--db", db)
-    row = next(line for line in done.stdout.splitlines() if line.startswith(TRACE.name.split(".")[0]))
+    row = next(
+        line for line in done.stdout.splitlines() if line.startswith(TRACE.name.split(".")[0])
+    )
     assert done.returncode == 0 and row.split()[1] == "2", done.stdout

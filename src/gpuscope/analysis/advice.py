@@ -359,7 +359,8 @@ def launch(p: Program, c: LaunchContext) -> str:
     if c.syncs_per_step and not c.graphs:
         text = (
             f"The step syncs {c.syncs_per_step:g} times, and a graph cannot capture a step that "
-            f"syncs: remove those syncs first (sync-overhead); then: {text[0].lower()}{text[1:]}"
+            "syncs: remove those syncs first (the Synchronization section lists them); then: "
+            f"{text[0].lower()}{text[1:]}"
         )
     return text
 

@@ -71,7 +71,7 @@ def test_the_verdicts_shares_are_the_raw_recounts(name: str) -> None:
     """Every share the verdict names (its cause, the host side in all, the other parts) is the
     raw recount's share of the steady steps' time."""
     r = report(name)
-    steady = breakdown(path_of(name))[r["breakdown"]["warmup_steps"]:]
+    steady = breakdown(path_of(name))[r["breakdown"]["warmup_steps"] :]
     wall = sum(sum(p.values()) for _, p in steady)
     share = {k: sum(p[k] for _, p in steady) / wall for k in PARTS}
     reason = r["verdict"]["reason"]
