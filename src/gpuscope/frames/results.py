@@ -163,6 +163,17 @@ class AnalysisResult(_Report):
 
         return summary_document(printable_data(self._dict))
 
+    def step_kernels(self, step: int | str, backend: str = "pandas") -> Any:
+        """Every kernel step `step` launched, NCCL and other communication kernels included:
+        `step` is a row of `table("steps.steps")` (the steps this analysis found; negative
+        from the end) or a step's name; see `TraceFrame.kernels_launched`."""
+        from gpuscope.frames.trace import step_position
+
+        extra = self.analysis.extras.get("steps")
+        steps = extra.result.steps if extra is not None and extra.result is not None else []
+        i = step_position([s.name for s in steps], step)
+        return self.trace.kernels_launched(steps[i].start, steps[i].end, backend)
+
     @functools.cached_property
     def plot(self) -> Any:
         """Figures of this analysis: `.timeline()`, `.breakdown()`, `.gaps()` (matplotlib)."""
