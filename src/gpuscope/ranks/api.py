@@ -54,10 +54,12 @@ def analyze_job(
     workers: int | None = None,
     categories: str | None = None,
     reports: bool = False,
+    top: int = 15,
 ) -> JobResult:
     """Analyse every trace in `paths` on `engine` and, when they are ranks of one job, across
-    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count)."""
-    tasks = tasks_for(paths, categories, report=reports)
+    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count);
+    `top`: kernels in each report's `top_kernels`."""
+    tasks = tasks_for(paths, categories, top, report=reports)
     return analyze_outcomes(run_tasks(tasks, engine=engine, workers=workers))
 
 

@@ -1,0 +1,65 @@
+"""The notebook API where HTA's users come from (issue 27.5): options that are checked, the
+diff's verdict in its repr, docstring examples that run, every kernel name of every rank, per-rank
+tables as plain columns, and figures that neither stack overlapping time nor hide data under a
+legend. Numbers are checked against the raw events (tests/rawkineto.py) or the JSON report."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gpuscope
+from gpuscope.errors import ConfigError
+from gpuscope.frames.results import AnalysisResult, AnalysisSet
+
+pd = pytest.importorskip("pandas")
+REPO = Path(__file__).resolve().parents[3]
+DATA = REPO / "tests" / "data"
+PATTERNS = DATA / "patterns_h200.json.gz"
+COMPILED = DATA / "llama_compiled_h200.json.gz"
+DECODE = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.json.gz"
+DDP = DATA / "recorded" / "ddp_late_host_h200"  # 2 ranks: rank 1 late on the host
+DDP4 = DATA / "recorded" / "ddp4_rank2_computes_more_h200"  # 4 ranks: rank 2 computes more
+NCU = DATA / "recorded" / "ncu_tiny_grid_h200_details.csv"
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gpuscope.analyze(PATTERNS, engin="ray"),
+        lambda: gpuscope.analyze(PATTERNS, categorie="x.json"),
+        lambda: gpuscope.load(PATTERNS, backend="polars"),
+        lambda: gpuscope.diff_profiles(PATTERNS, PATTERNS, verbose=True),
+        lambda: gpuscope.analyze_counters(NCU, archh="sm_90"),
+        lambda: gpuscope.bench(lambda: None, budget=1.0),
+        lambda: gpuscope.compare(lambda: 1, lambda: 1, thresold=0.1),
+    ],
+    ids=["analyze", "analyze", "load", "diff_profiles", "analyze_counters", "bench", "compare"],
+)
+def test_an_unknown_option_is_a_type_error_naming_it(call: Any) -> None:
+    with pytest.raises(TypeError, match=r"engin|categorie|backend|verbose|archh|budget|thresold"):
+        call()
+
+
+def test_bench_options_stay_config_errors_for_the_cli() -> None:
+    with pytest.raises(ConfigError, match=r"unknown bench option.*budget; valid: budget_s"):
+        gpuscope.bench(lambda: None, budget=1.0)
+
+
+def test_engine_and_top() -> None:
+    with pytest.raises(ConfigError, match=r"analyze\(engine='spark'\): expected one of local"):
+        gpuscope.analyze(PATTERNS, engine="spark")
+    one = gpuscope.analyze(PATTERNS, engine="dask", top=3)  # one trace: analysed here
+    assert isinstance(one, AnalysisResult) and len(one.table("top_kernels")) == 3
+    both = gpuscope.analyze(DDP, workers=1, top=2)
+    assert isinstance(both, AnalysisSet)
+    assert both.table("top_kernels").groupby("rank").size().tolist() == [2, 2]
+    parameters = inspect.signature(gpuscope.analyze).parameters
+    assert {"categories", "top", "progress", "engine", "workers"} <= set(parameters)
+
