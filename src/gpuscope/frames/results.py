@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,7 +154,7 @@ class AnalysisResult(_Report):
 
     def _rows(self) -> dict[str, list[dict[str, Any]]]:
         rows = report_tables(self._dict)
-        rows["kernels_by_name"] = [_group_row(g, self.analysis.kernel_ns) for g in self.groups]
+        rows["kernels_by_name"] = group_rows(self.groups)
         return rows
 
     def _document(self) -> Any:
@@ -196,6 +196,12 @@ class AnalysisResult(_Report):
         source = d["source"]
         what = ", ".join(p for p in parts if p)
         return f"<AnalysisResult {source['path']!r} ({source['format']}): {what}>"
+
+
+def group_rows(groups: Sequence[Any]) -> list[dict[str, Any]]:
+    """`kernels_by_name`: one row per kernel name (`KernelGroup`s), its share of kernel time."""
+    kernel_ns = sum(max(g.total_ns, 0) for g in groups)
+    return [_group_row(g, kernel_ns) for g in groups]
 
 
 def _group_row(group: Any, kernel_ns: int) -> dict[str, Any]:
@@ -248,7 +254,9 @@ class AnalysisSet(_Report):
         return data
 
     def _rows(self) -> dict[str, list[dict[str, Any]]]:
-        return set_tables(self.reports, self.ranks, self.job.failed)
+        groups = getattr(self.job, "groups", None) or []
+        return set_tables(self.reports, self.ranks, self.job.failed,
+                          [{"kernels_by_name": group_rows(g)} for g in groups])  # fmt: skip
 
     @property
     def findings(self) -> list[Finding]:

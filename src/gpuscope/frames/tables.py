@@ -101,17 +101,20 @@ def set_tables(
     reports: Sequence[Mapping[str, Any]],
     ranks: Mapping[str, Any] | None = None,
     failed: list[tuple[str, str]] | None = None,
+    extra: Sequence[Mapping[str, Rows]] = (),
 ) -> dict[str, Rows]:
     """The tables of several reports (an analysis-set): every trace's tables under the names one
     report has, with `trace` (position) and `rank` columns first (the rank the trace records, or
-    the one the cross-rank report gave it, e.g. from a `rank<R>/` folder); the cross-rank
-    report's under `ranks.` (`ranks.per_rank`, ...); the inputs not read as `failed`."""
+    the one the cross-rank report gave it, e.g. from a `rank<R>/` folder); `extra[i]`: more
+    tables of trace i, joined the same way; the cross-rank report's under `ranks.`
+    (`ranks.per_rank`, ...); the inputs not read as `failed`."""
     rows: dict[str, Rows] = {}
     known = {r.get("path"): r.get("rank") for r in (ranks or {}).get("per_rank") or []}
     for index, report in enumerate(reports):
         source = report["source"]
         rank = source.get("rank") if source.get("rank") is not None else known.get(source["path"])
-        for name, table in report_tables(report).items():
+        more = extra[index] if index < len(extra) else {}
+        for name, table in {**report_tables(report), **more}.items():
             rows.setdefault(name, []).extend({"trace": index, "rank": rank, **r} for r in table)
     if ranks is not None:
         rows.update({f"ranks.{name}": table for name, table in report_tables(ranks).items()})

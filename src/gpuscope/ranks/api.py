@@ -23,6 +23,7 @@ class JobResult:
     ranks: dict[str, Any] | None  # the cross-rank report; None when not ranks of one job
     failed: list[tuple[str, str]] = field(default_factory=list)  # (trace, one-line error)
     warnings: list[str] = field(default_factory=list)  # reader warnings, "path: text"
+    groups: list[tuple[Any, ...]] = field(default_factory=list)  # per report: its KernelGroups
 
 
 def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15,
@@ -79,6 +80,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks.job import analyse, distinct
 
     reports: list[dict[str, Any]] = []
+    groups: list[tuple[Any, ...]] = []
     failed: list[tuple[str, str]] = []
     warnings: list[str] = []
     summaries = []
@@ -90,6 +92,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
         warnings += [f"{outcome.path}: {w}" for w in outcome.warnings]
         if outcome.report is not None:
             reports.append(outcome.report)
+            groups.append(outcome.groups or ())
         if outcome.summary is not None:
             summaries.append(outcome.summary)
             if outcome.report is not None:
@@ -106,7 +109,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
                 report["integrity"].append(
                     {"id": "duplicate-rank", "message": text, "affects": ["ranks"]}
                 )
-    return JobResult(reports, part, failed, warnings)
+    return JobResult(reports, part, failed, warnings, groups)
 
 
 def duplicate_text(rank: int, paths: Sequence[str], same_file: bool, job: bool) -> str:

@@ -14,6 +14,7 @@ import pytest
 import gpuscope
 from gpuscope.errors import ConfigError
 from gpuscope.frames.results import AnalysisResult, AnalysisSet
+from tests import rawkineto as raw
 
 pd = pytest.importorskip("pandas")
 REPO = Path(__file__).resolve().parents[3]
@@ -24,6 +25,17 @@ DECODE = REPO / "src" / "gpuscope" / "data" / "examples" / "llama_decode_h200.js
 DDP = DATA / "recorded" / "ddp_late_host_h200"  # 2 ranks: rank 1 late on the host
 DDP4 = DATA / "recorded" / "ddp4_rank2_computes_more_h200"  # 4 ranks: rank 2 computes more
 NCU = DATA / "recorded" / "ncu_tiny_grid_h200_details.csv"
+
+
+@pytest.fixture(scope="module")
+def job() -> AnalysisSet:
+    found = gpuscope.analyze(DDP4, workers=1)
+    assert isinstance(found, AnalysisSet)
+    return found
+
+
+def rank_files(folder: Path) -> dict[int, Path]:
+    return {int(p.name[4:]): next(p.rglob("*.json.gz")) for p in sorted(folder.glob("rank*"))}
 
 
 # -- options -------------------------------------------------------------------------------------
@@ -62,4 +74,24 @@ def test_engine_and_top() -> None:
     assert both.table("top_kernels").groupby("rank").size().tolist() == [2, 2]
     parameters = inspect.signature(gpuscope.analyze).parameters
     assert {"categories", "top", "progress", "engine", "workers"} <= set(parameters)
+
+
+# -- sets of ranks -------------------------------------------------------------------------------
+
+
+def test_kernels_by_name_on_a_set_is_every_name_of_every_rank(job: AnalysisSet) -> None:
+    table = job.table("kernels_by_name")
+    assert list(table.columns[:2]) == ["trace", "rank"]
+    for rank, path in rank_files(DDP4).items():
+        mine = table[table["rank"] == rank].set_index("name")
+        kernels = [e for e in raw.events(path) if e.get("cat") == "kernel" and e.get("ph") == "X"]
+        expected: dict[str, list[int]] = {}
+        for e in kernels:
+            expected.setdefault(e["name"], []).append(raw.ns(e["dur"]))
+        assert set(mine.index) == set(expected)
+        for name, durations in expected.items():
+            assert mine.loc[name, "count"] == len(durations)
+            assert mine.loc[name, "total_us"] == round(sum(durations) / 1000, 3)
+        assert mine["share"].sum() == pytest.approx(1.0, abs=1e-4)
+        assert len(mine) > len(job.reports[0]["top_kernels"])  # more than the top 15
 
