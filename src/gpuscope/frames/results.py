@@ -313,8 +313,33 @@ class DiffResult(_Report):
 
     def __repr__(self) -> str:
         verdict = self._dict.get("verdict") or {}
-        what = verdict.get("summary") or verdict.get("kind") or verdict.get("verdict") or ""
-        return f"<DiffResult: {len(self.diff.kernels)} kernels matched{': ' if what else ''}{what}>"
+        parts = [_verdict_text(verdict)]
+        bound = verdict.get("bound") or {}
+        before, after = (bound.get(s) or {} for s in ("before", "after"))
+        if before.get("bound") and after.get("bound"):
+            paced = before["bound"] if before["bound"] == after["bound"] else (
+                f"{before['bound']} → {after['bound']}")  # fmt: skip
+            parts.append(f"paced: {paced}")
+        parts.append(f"{len(self.diff.kernels)} kernels matched")
+        return f"<DiffResult: {'; '.join(p for p in parts if p)}>"
+
+
+def _verdict_text(verdict: Mapping[str, Any]) -> str:
+    """'slower +104.1% (gpu_busy 7.28 → 14.9 ms, noise unknown)': the diff's verdict, short."""
+    direction = verdict.get("direction")
+    if not direction:
+        return ""
+    change = verdict.get("change")
+    text = f"{direction} {change:+.1%}" if change is not None and direction != "unchanged" else (
+        str(direction))  # fmt: skip
+    before, after = verdict.get("before_us"), verdict.get("after_us")
+    significant = (verdict.get("significance") or {}).get("significant")
+    judged = {True: "significant", False: "within the noise"}.get(bool(significant), "")
+    judged = judged if significant is not None else "noise unknown"
+    measured = str(verdict.get("measure") or "")
+    if before is not None and after is not None:
+        measured += f" {before / 1000:.3g} → {after / 1000:.3g} ms"
+    return f"{text} ({measured.strip()}, {judged})"
 
 
 class CountersResult(_Report):

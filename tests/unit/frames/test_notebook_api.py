@@ -6,6 +6,7 @@ legend. Numbers are checked against the raw events (tests/rawkineto.py) or the J
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,47 @@ def test_engine_and_top() -> None:
     assert both.table("top_kernels").groupby("rank").size().tolist() == [2, 2]
     parameters = inspect.signature(gpuscope.analyze).parameters
     assert {"categories", "top", "progress", "engine", "workers"} <= set(parameters)
+
+
+# -- the diff ------------------------------------------------------------------------------------
+
+
+def test_the_diff_repr_says_its_verdict() -> None:
+    d = gpuscope.diff_profiles(PATTERNS, DECODE)
+    verdict = d.to_dict()["verdict"]
+    text = repr(d)
+    assert "\n" not in text and len(text) < 300
+    change = f"{verdict['change']:+.1%}"
+    assert text.startswith(f"<DiffResult: {verdict['direction']} {change} ({verdict['measure']} ")
+    assert f"{verdict['before_us'] / 1000:.3g} → {verdict['after_us'] / 1000:.3g} ms" in text
+    assert "noise unknown" in text and verdict["significance"]["significant"] is None
+    bound = verdict["bound"]
+    assert f"{bound['before']['bound']} → {bound['after']['bound']}" in text
+    assert f"{len(d.diff.kernels)} kernels matched" in text
+
+
+def examples(text: str) -> list[tuple[str, str, str]]:
+    """(variable, function, table) for each `x = gpuscope.f(...)` then `x.tables()["t"]` or
+    `x.table("t")` in `text`."""
+    made = dict(re.findall(r"\b(\w+) = gpuscope\.(\w+)\(", text))
+    used = re.findall(r"\b(\w+)\.(?:tables\(\)\[|table\()\"([\w.]+)\"", text)
+    return [(v, made[v], name) for v, name in used if v in made]
+
+
+def test_every_table_an_example_names_is_there() -> None:
+    """The docstrings of gpuscope's functions and docs/notebooks.md name tables that the result
+    has (`d.tables()["kernels"]` raised a KeyError)."""
+    texts = [inspect.getdoc(getattr(gpuscope, f)) or "" for f in gpuscope.__all__]
+    texts.append((REPO / "docs" / "notebooks.md").read_text())
+    made = {"analyze": lambda: gpuscope.analyze(DECODE),
+            "diff_profiles": lambda: gpuscope.diff_profiles(COMPILED, PATTERNS),
+            "analyze_counters": lambda: gpuscope.analyze_counters(NCU)}  # fmt: skip
+    found = [e for text in texts for e in examples(text)]
+    assert ("d", "diff_profiles", "kernels.changes") in found
+    for function in {f for _, f, _ in found}:
+        names = made[function]().table_names()
+        for _, _, name in (e for e in found if e[1] == function):
+            assert name in names, (function, name)
 
 
 # -- sets of ranks -------------------------------------------------------------------------------
