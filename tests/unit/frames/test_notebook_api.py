@@ -137,3 +137,33 @@ def test_kernels_by_name_on_a_set_is_every_name_of_every_rank(job: AnalysisSet) 
         assert mine["share"].sum() == pytest.approx(1.0, abs=1e-4)
         assert len(mine) > len(job.reports[0]["top_kernels"])  # more than the top 15
 
+
+def plain(value: Any) -> bool:
+    if isinstance(value, (list, dict, tuple)):
+        return False
+    return not (isinstance(value, str) and value[:1] in "[{")
+
+
+def test_per_rank_tables_are_plain_columns(job: AnalysisSet) -> None:
+    tables = job.tables()
+    for name, table in tables.items():
+        kept = [c for c in table.columns if c != "evidence"]  # a finding's numbers, as JSON
+        for column in kept:
+            assert table[column].map(plain).all(), (name, column)
+    ranks = job.ranks
+    assert ranks is not None
+    steps = ranks["steps"]
+    long = tables["ranks.steps.per_rank"]
+    assert len(long) == len(steps["per_rank"]) * len(steps["names"])
+    for entry in steps["per_rank"]:
+        for i, step in enumerate(steps["names"]):
+            row = long[(long["rank"] == entry["rank"]) & (long["step"] == step)].iloc[0]
+            for key, values in entry.items():
+                if isinstance(values, list):
+                    assert row[key] == values[i], (entry["rank"], step, key)
+    per_step = tables["ranks.steps"]
+    assert per_step["step"].tolist() == steps["names"]
+    assert per_step["most_compute_rank"].tolist() == steps["most_compute_rank"]
+    devices = tables["ranks.per_rank"]["devices"]
+    assert devices.tolist() == [", ".join(r["devices"]) for r in ranks["per_rank"]]
+
