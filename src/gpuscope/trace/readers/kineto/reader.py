@@ -344,8 +344,6 @@ class _Builder:
             "fast": dec.decoder(dec.Event),
             "exact": dec.decoder(dec.ExactEvent),
             "loose": dec.decoder(dec.LooseEvent),
-            "fast+memory": dec.decoder(dec.MemoryEvent),
-            "exact+memory": dec.decoder(dec.ExactMemoryEvent),
         }
         self.names: dict[str, int] = {}
         self.parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -363,14 +361,13 @@ class _Builder:
     def decode(self, text: bytes | bytearray) -> list[Any]:
         if self.mode == "loose":
             return self._decode_loose(text)
-        memory = "+memory" if dec.MEMORY_MARK in text else ""  # ~0.1 ms per MB
         try:
-            events = self._decoders[self.mode + memory](text)
+            events = self._decoders[self.mode](text)
         except msgspec.ValidationError:
             return self._decode_loose(text)
         if self.mode == "fast" and _needs_exact(events, text):
             self.mode = "exact"
-            events = self._decoders["exact" + memory](text)
+            events = self._decoders["exact"](text)
         return events
 
     def _decode_loose(self, text: bytes | bytearray) -> list[Any]:
@@ -595,9 +592,9 @@ class _Builder:
     def _add_memory(self, group: list[Any]) -> None:
         if set(map(_NAME, group)) != {MEMORY_EVENT}:
             group = [e for e in group if e.name == MEMORY_EVENT]
+        if not group:
+            return
         args = list(map(_ARGS, group))
-        if not args or not isinstance(args[0], dec.MemoryArgs):
-            return  # none, or a name spelled with escapes that MEMORY_MARK did not find
         self.parts["memory"].append(
             {
                 "start": self._ts(group),
@@ -871,7 +868,7 @@ def _devices_of(group: list[Any], args: list[Any]) -> Any:
 
 def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
     args = dec.loose_args(event.args)
-    clean = dec.MemoryArgs(
+    clean = dec.Args(
         correlation=dec.as_int(args.correlation),
         external_id=dec.as_int(args.external_id),
         legacy_external_id=dec.as_int(args.legacy_external_id),
