@@ -216,3 +216,24 @@ def test_series_in_every_backend(method: str) -> None:
     assert table.num_rows == len(df) and table.column_names == list(df.columns)
     polars = pytest.importorskip("polars")
     assert isinstance(getattr(t, method)(backend="polars"), polars.DataFrame)
+
+
+def test_a_set_of_ranks_has_every_rank_s_series() -> None:
+    """`gpuscope.load(job)`: each series of every rank, with `trace` and `rank` first — HTA's
+    per-rank queue length and idle breakdown in one table."""
+    job = gpuscope.load(DDP)
+    assert not isinstance(job, TraceFrame)
+    for method in ("queue_length", "memory_bandwidth", "memory", "idle_time", "steps"):
+        joined = getattr(job, method)()
+        assert list(joined.columns[:2]) == ["trace", "rank"], method
+        for i, rank in enumerate(job):
+            mine = joined[joined["trace"] == i].drop(columns=["trace", "rank"])
+            assert mine.reset_index(drop=True).equals(getattr(rank, method)()), method
+            assert set(joined[joined["trace"] == i]["rank"]) <= {rank.meta.rank}
+    idle = job.idle_time()
+    for rank, path in enumerate(sorted(DDP.rglob("*.json.gz"))):
+        expected = raw.stream_idle(path)
+        mine = idle[idle["rank"] == rank]
+        assert dict(zip(mine["stream"], mine["idle_ns"], strict=True)) == {
+            stream: e["span"] - e["busy"] for (_, stream), e in expected.items()
+        }
