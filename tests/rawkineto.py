@@ -170,3 +170,95 @@ def overlapping_waits(a: list[Span], b: list[Span], within: int = 1_000_000) -> 
              if x[0] < y[1] and y[0] < x[1] and abs(x[1] - y[1]) <= within]  # fmt: skip
     offset = int(statistics.median(x[1] - y[1] for x, y in pairs))
     return [max(0, y[0] + offset - x[0]) for x, y in pairs]
+
+
+# -- per stream, copies, memory, steps (the notebook's series: tests/unit/frames/test_series.py)
+
+HOST_CATS = ("cuda_runtime", "cuda_driver")
+
+
+def launch_ns(path: Path) -> dict[int, int]:
+    """correlation id -> start of the runtime / driver call that has it."""
+    return {e["args"]["correlation"]: ns(e["ts"]) for e in events(path)
+            if e.get("cat") in HOST_CATS and "correlation" in e.get("args", {})}  # fmt: skip
+
+
+@cache
+def device_ops(path: Path) -> list[dict[str, Any]]:
+    """Every kernel, memcpy and memset: device, stream, start, end, its launch call's start (its
+    own start when it has none, and never later than that), name, category, bytes."""
+    calls = launch_ns(path)
+    found = []
+    for e in events(path):
+        if e.get("cat") not in GPU_CATS or e.get("ph") != "X":
+            continue
+        args = e.get("args", {})
+        start, end = span_of(e)
+        called = calls.get(args.get("correlation"), start)
+        found.append({"device": args.get("device"), "stream": args.get("stream"), "start": start,
+                      "end": end, "called": called, "launch": min(called, start),
+                      "name": e["name"], "cat": e["cat"], "bytes": args.get("bytes"),
+                      "linked": args.get("correlation") in calls})  # fmt: skip
+    return found
+
+
+def queued(ops: list[dict[str, Any]], device: int, stream: int, t: int) -> int:
+    """Ops of one stream launched at or before t and not finished at t."""
+    return sum(1 for o in ops if o["device"] == device and o["stream"] == stream
+               and o["launch"] <= t < o["end"])  # fmt: skip
+
+
+COPY = re.compile(r"^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP)")
+
+
+def copy_kind(op: dict[str, Any]) -> str:
+    if op["cat"] == "gpu_memset":
+        return "memset"
+    found = COPY.match(op["name"])
+    return found.group(1) if found else "other"
+
+
+def copy_rate(ops: list[dict[str, Any]], device: int, kind: str, t: int) -> float:
+    """Bytes per second of the copies of one kind running at t (each its bytes ÷ duration)."""
+    return sum(o["bytes"] / (o["end"] - o["start"]) * 1e9 for o in ops
+               if o["cat"] != "kernel" and o["device"] == device and copy_kind(o) == kind
+               and o["end"] > o["start"] and o["start"] <= t < o["end"])  # fmt: skip
+
+
+def memory_events(path: Path) -> list[dict[str, Any]]:
+    """The allocator's `[memory]` events by time (file order among equal times)."""
+    found = [{"time": ns(e["ts"]), "device": e["args"]["Device Id"], "bytes": e["args"]["Bytes"],
+              "allocated": e["args"]["Total Allocated"], "reserved": e["args"]["Total Reserved"],
+              "addr": e["args"]["Addr"]}
+             for e in events(path) if e.get("name") == "[memory]"]  # fmt: skip
+    return sorted(found, key=lambda m: m["time"])
+
+
+def stream_idle(path: Path) -> dict[tuple[int, int], dict[str, int]]:
+    """Per (device, stream): span, busy (union), and idle put down to the op after each gap:
+    launched after the gap began (host_wait), before it (kernel_wait), unlinked (unknown)."""
+    lanes: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for o in device_ops(path):
+        lanes.setdefault((o["device"], o["stream"]), []).append(o)
+    result = {}
+    for lane, ops in lanes.items():
+        ops.sort(key=lambda o: o["start"])
+        busy = union([(o["start"], o["end"]) for o in ops])
+        first: dict[int, dict[str, Any]] = {}  # the first op (in file order) at each start
+        for o in ops:
+            first.setdefault(o["start"], o)
+        causes = {"host_wait": 0, "kernel_wait": 0, "unknown": 0}
+        for (_, gap_lo), (gap_hi, _) in itertools.pairwise(busy):
+            nxt = first[gap_hi]
+            cause = ("unknown" if not nxt["linked"]
+                     else "host_wait" if nxt["called"] >= gap_lo else "kernel_wait")  # fmt: skip
+            causes[cause] += gap_hi - gap_lo
+        span = busy[-1][1] - busy[0][0]
+        result[lane] = {"span": span, "busy": length(busy), "gaps": len(busy) - 1, **causes}
+    return result
+
+
+def kernels_called_in(path: Path, lo: int, hi: int) -> list[tuple[str, int]]:
+    """(name, start) of the kernels whose launch call (else own start) began in [lo, hi)."""
+    return sorted((o["name"], o["start"]) for o in device_ops(path)
+                  if o["cat"] == "kernel" and lo <= o["called"] < hi)  # fmt: skip

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from gpuscope._version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gpuscope.capture.profile import ProfileResult
     from gpuscope.frames.load import TraceSet
     from gpuscope.frames.results import AnalysisResult, AnalysisSet, CountersResult, DiffResult
@@ -44,38 +46,52 @@ def load(*paths: str | os.PathLike[str]) -> TraceFrame | TraceSet:
     return _load(*paths)
 
 
-def analyze(*paths: str | os.PathLike[str], **options: Any) -> AnalysisResult | AnalysisSet:
+def analyze(
+    *paths: str | os.PathLike[str],
+    categories: str | os.PathLike[str] | None = None,
+    top: int = 15,
+    progress: Callable[[int, int], None] | None = None,
+    engine: str = "local",
+    workers: int | None = None,
+) -> AnalysisResult | AnalysisSet:
     """Read the traces in `paths` and analyse them.
 
     One trace gives an `AnalysisResult` (`.to_dict()` the report, `.tables()`, `.findings`,
     `.plot`, `.analysis` the full `Analysis`); several (a folder of ranks) an `AnalysisSet` with
-    the cross-rank report. Options: `categories` (a JSON file of extra kernel category rules),
-    `top` (kernels in `top_kernels`, 15), `progress` (a callback `(done, total)` for one file).
+    the cross-rank report. Options (an unknown one is a TypeError): `categories` (a JSON file
+    of extra kernel category rules), `top` (kernels in `top_kernels`, 15), `progress` (a
+    callback `(done, total)`, one trace), and for several traces where they are analysed, as
+    `gpuscope analyze --engine / --workers`: `engine` "local" (a process pool), "ray" or "dask"
+    (their extras), `workers` (processes, or tasks in flight on a cluster).
 
         >>> a = gpuscope.analyze("trace.json.gz")           # doctest: +SKIP
         >>> a.findings[0].action
+        >>> job = gpuscope.analyze("run/", engine="ray")     # doctest: +SKIP
     """
-    from gpuscope.errors import InputError
+    from gpuscope.errors import ConfigError, InputError
     from gpuscope.frames import results
+    from gpuscope.ranks.engine import ENGINES
     from gpuscope.trace.registry import find_sources, together
 
     _notebook_views()
     if not paths:
         raise InputError("analyze(): give at least one trace file or folder")
+    if engine not in ENGINES:
+        raise ConfigError(f"analyze(engine={engine!r}): expected one of {', '.join(ENGINES)}")
+    rules_file = None if categories is None else os.fspath(categories)
     sources = together([s for p in paths for s in find_sources(os.fspath(p))])
     if len(sources) == 1:
         from gpuscope.analysis.analyze import analyze as _analyze
         from gpuscope.analysis.categories import load_rules
         from gpuscope.trace.registry import read_source
 
-        trace = read_source(sources[0], options.get("progress"))
-        rules = load_rules(options.get("categories"))
-        return results.AnalysisResult(_analyze(trace, rules, options.get("top", 15)))
+        trace = read_source(sources[0], progress)
+        return results.AnalysisResult(_analyze(trace, load_rules(rules_file), top))
     from gpuscope.notebook import analysis_set
     from gpuscope.ranks.api import analyze_job
 
-    job = analyze_job([os.fspath(p) for p in paths], categories=options.get("categories"),
-                      reports=True, workers=options.get("workers"))  # fmt: skip
+    job = analyze_job([os.fspath(p) for p in paths], categories=rules_file, reports=True,
+                      engine=engine, workers=workers, top=top)  # fmt: skip
     found: AnalysisSet = analysis_set(job)
     return found
 
@@ -85,7 +101,8 @@ def diff_profiles(before: Any, after: Any) -> DiffResult:
     trace path. (`gpuscope.diff` is the package: `gpuscope.diff.diff` takes two `Analysis`.)
 
         >>> d = gpuscope.diff_profiles("before.json.gz", "after.json.gz")   # doctest: +SKIP
-        >>> d.tables()["kernels"]
+        >>> d                                        # its verdict, in one line
+        >>> d.table("kernels.changes")               # every kernel matched, before and after
     """
     from gpuscope.diff import diff as _diff
     from gpuscope.notebook import diff_result

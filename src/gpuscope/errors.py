@@ -38,6 +38,11 @@ class ConfigError(InputError):
     """A tools config, additional context or option value is invalid."""
 
 
+class OptionError(ConfigError, TypeError):
+    """A keyword option a library call does not have (`gpuscope.bench(fn, budget=1)`): a
+    TypeError, as Python's own for an unexpected keyword, and a ConfigError for the CLI."""
+
+
 class ToolError(GpuscopeError):
     """A tool cannot work here (binary missing, wrong vendor) — raised before the command starts."""
 

@@ -124,3 +124,28 @@ def test_the_cli_on_a_cluster_writes_the_local_json(
     absolute = json.dumps(local).replace('"job/', json.dumps(f"{tmp_path}/job/")[:-1])
     assert json.dumps(remote) == absolute
     assert [r["rank"] for r in remote["ranks"]["per_rank"]] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("engine", ["ray", "dask"])
+def test_gpuscope_analyze_takes_the_engine(
+    engine: str,
+    job: list[str],
+    local: JobResult,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gpuscope.analyze(..., engine=)` is `--engine`: the same reports and cross-rank report as
+    the local engine, and every kernel name of every rank (`kernels_by_name`) back from it."""
+    import gpuscope
+    from gpuscope.frames.results import AnalysisSet
+
+    if engine == "ray":
+        request.getfixturevalue("ray_address")
+    else:
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", request.getfixturevalue("dask_address"))
+    found = gpuscope.analyze(*job, engine=engine)
+    here = gpuscope.analyze(*job, workers=1)
+    assert isinstance(found, AnalysisSet) and isinstance(here, AnalysisSet)
+    assert found.ranks == local.ranks and found.reports == local.reports
+    names = found.table("kernels_by_name")
+    assert names.equals(here.table("kernels_by_name")) and set(names["rank"]) == {0, 1, 2, 3}

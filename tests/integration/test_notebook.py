@@ -74,3 +74,32 @@ def test_the_quickstart_runs_and_shows_its_results(tmp_path: Path) -> None:
         assert shown(cells[figure], "image/png"), f"{figure}: no figure shown"
     bench = cells["%gpuscope_bench --budget 0.2 sum(range(10_000))"]
     assert "median" in shown(bench, "text/html") and "<BenchResult " in shown(bench, "text/plain")
+
+
+def test_the_quickstart_answers_htas_questions_a_line_each(tmp_path: Path) -> None:
+    """The HTA-parity cells (issue 27.5) on the shipped 2-rank DDP run: queue length, copy
+    bandwidth, idle time per stream, steps and a step's kernels (NCCL included), the memory
+    timeline (and the note of a trace without one), every kernel name of every rank, the per-rank
+    step table, the ranks' figure and a diff's verdict — each what it claims (their numbers are
+    checked against the raw events in tests/unit/frames/test_series.py)."""
+    cells = {c.source.splitlines()[0]: c for c in run_notebook(tmp_path, gpu=False)}
+    errors = [o for c in cells.values() for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+
+    def text(start: str) -> str:
+        cell = next(c for head, c in cells.items() if head.startswith(start))
+        return shown(cell, "text/plain") + shown(cell, "text")
+
+    assert "count" in text("examples = ") and "max" in text("examples = ")  # per stream
+    assert "DtoD" in text("r0.memory_bandwidth()")
+    assert "host_wait_ns" in text("r0.idle_time()") and "17" in text("r0.idle_time()")
+    assert "ProfilerStep#3" in text("r0.steps()")
+    assert "communication     2" in text("r0.step_kernels(1)")
+    assert "633339904" in text("m = gpuscope.load(")  # device 0's peak, allocated bytes
+    assert "profile_memory=True" in text('t.memory().attrs["note"]')
+    assert "83607.532" in text("s = gpuscope.analyze(job)")  # rank 0's kernel time, µs
+    assert text('s.table("ranks.steps.per_rank")').count("ProfilerStep#4") == 2
+    ranks = next(c for head, c in cells.items() if head.startswith("s.plot.ranks()"))
+    assert shown(ranks, "image/png"), "s.plot.ranks(): no figure shown"
+    verdict = text("print(repr(gpuscope.diff_profiles(")
+    assert verdict.startswith("<DiffResult: slower ") and "within the noise" in verdict

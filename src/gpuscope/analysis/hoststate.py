@@ -488,8 +488,9 @@ def _glue(s: I64, e: I64, code: I64) -> tuple[I64, I64, I64]:
 def _labels(trace: Trace, tid: int, s: I64, e: I64, code: I64) -> tuple[I64, I64]:
     """A name index per segment (-1: none) and whether it is the operator before it: with
     nothing open, the deepest user Python frame covering most of it (COVER), else such a user
-    annotation (not a ProfilerStep), else the operator that ended last before it; otherwise the
-    innermost operator being run at its middle."""
+    annotation (not a ProfilerStep); otherwise the outermost operator being run at its middle;
+    else (nothing open, the interpreter between two operators) the operator that ended last
+    before it."""
     label = np.full(len(s), -1, np.int64)
     after = np.zeros(len(s), np.int64)
     ops = trace.ops
@@ -511,17 +512,19 @@ def _labels(trace: Trace, tid: int, s: I64, e: I64, code: I64) -> tuple[I64, I64
         rows = np.flatnonzero(chosen & np.isin(ops.name, wanted))
         todo = own[label[own] < 0]
         label[todo] = _covering(trace, rows, lo[todo], hi[todo])
+    busy = np.flatnonzero(code != _NONE)
+    middle = s[busy] + (e[busy] - s[busy]) // 2
+    _outermost(trace, chosen & (ops.kind == OP), busy, middle, label)
+    # the rest (nothing open, or the interpreter's glue between two operators): after the
+    # operator that ended last before it
     operators = np.flatnonzero(chosen & (ops.kind == OP))
-    unnamed = own[label[own] < 0]
+    unnamed = np.flatnonzero(label < 0)
     if len(operators) and len(unnamed):
         order = operators[np.argsort(ops.end[operators], kind="stable")]
         pos = np.searchsorted(ops.end[order], lo[unnamed], side="right") - 1
         ok = pos >= 0
         label[unnamed[ok]] = ops.name[order[pos[ok]]]
         after[unnamed[ok]] = 1
-    busy = np.flatnonzero(code != _NONE)
-    middle = s[busy] + (e[busy] - s[busy]) // 2
-    _outermost(trace, chosen & (ops.kind == OP), busy, middle, label)
     return label, after
 
 

@@ -92,6 +92,29 @@ def frame(columns: Columns, backend: str = "pandas") -> Any:
     return polars.from_arrow(table)
 
 
+def take(columns: Columns, index: Any) -> dict[str, Column]:
+    """The rows `index` (positions or a mask) of every column."""
+    taken: dict[str, Column] = {}
+    for name, column in columns.items():
+        if isinstance(column, Text):
+            taken[name] = Text(column.codes[index], column.labels)
+        elif isinstance(column, Maybe):
+            taken[name] = Maybe(column.values[index], column.present[index])
+        else:
+            taken[name] = column[index]
+    return taken
+
+
+def with_note(table: Any, note: str, backend: str) -> Any:
+    """A table that says why it is empty (or what it lacks): pandas `df.attrs["note"]`, Arrow
+    schema metadata `note`; polars keeps no metadata."""
+    if backend == "pandas":
+        table.attrs["note"] = note
+    elif backend == "arrow":
+        table = table.replace_schema_metadata({"note": note})
+    return table
+
+
 def _need(module: str) -> Any:
     import importlib
 

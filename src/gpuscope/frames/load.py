@@ -106,3 +106,24 @@ class TraceSet(list[TraceFrame]):
     def counters(self, backend: str = "pandas") -> Any:
         """`TraceFrame.counters()` of every trace."""
         return self._joined(TraceFrame.counters, backend)
+
+    def queue_length(self, backend: str = "pandas") -> Any:
+        """`TraceFrame.queue_length()` of every trace: each rank's streams."""
+        return self._joined(TraceFrame.queue_length, backend)
+
+    def memory_bandwidth(self, backend: str = "pandas") -> Any:
+        """`TraceFrame.memory_bandwidth()` of every trace."""
+        return self._joined(TraceFrame.memory_bandwidth, backend)
+
+    def memory(self, backend: str = "pandas") -> Any:
+        """`TraceFrame.memory()` of every trace (the traces without allocator events add no
+        rows)."""
+        return self._joined(TraceFrame.memory, backend)
+
+    def idle_time(self, backend: str = "pandas") -> Any:
+        """`TraceFrame.idle_time()` of every trace: idle time per rank and stream."""
+        return self._joined(TraceFrame.idle_time, backend)
+
+    def steps(self, backend: str = "pandas") -> Any:
+        """`TraceFrame.steps()` of every trace."""
+        return self._joined(TraceFrame.steps, backend)

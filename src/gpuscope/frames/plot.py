@@ -64,7 +64,8 @@ class AnalysisPlots:
         order = timed[np.argsort(k["start_ns"][timed], kind="stable")][:limit]
         lane_keys = np.stack([k["device"][order].astype(np.int64), k["stream"].values[order]], 1)
         lanes, lane = np.unique(lane_keys, axis=0, return_inverse=True)
-        fig = _figure(10, 1.2 + 0.35 * max(1, len(lanes)))
+        shown = len(np.unique(k["category"].codes[order]))  # legend entries, right of the axes
+        fig = _figure(10, max(1.2 + 0.35 * max(1, len(lanes)), 0.6 + 0.2 * shown))
         ax = fig.add_subplot()
         if not len(order):
             ax.set_title("no timed kernels in this trace")
@@ -136,29 +137,27 @@ class SetPlots:
         return ["ranks"]
 
     def ranks(self) -> Any:
-        """Per rank (the cross-rank report's `per_rank`, else each trace's report): compute,
-        communication and idle time, and beside it the mean step time and the time each rank
-        waited for the others at collectives."""
+        """Per rank (the cross-rank report's `per_rank`, else each trace's report), its GPU
+        span cut into exclusive parts that add up to it: compute (and copies) with no
+        communication running, communication overlapped with compute, exposed communication,
+        idle; and beside it the mean step time, else the time each rank waited for the others
+        at collectives."""
         per_rank = (self._ranks or {}).get("per_rank") or []
         fig = _figure(11, 4)
         left, right = fig.subplots(1, 2, width_ratios=(1.4, 1))
+        rows = per_rank or self._reports
         if per_rank:
             labels = [f"rank {r['rank']}" for r in per_rank]
-            compute = [_ms(r.get("compute_us")) for r in per_rank]
-            comm = [_ms(r.get("communication_us")) for r in per_rank]
-            idle = [_ms(r.get("idle_us")) for r in per_rank]
         else:
             labels = [_rank_label(r, i) for i, r in enumerate(self._reports)]
-            comm = [_comm_ms(r) for r in self._reports]
-            compute = [max(_ms(r.get("gpu_busy_us")) - c, 0.0)
-                       for r, c in zip(self._reports, comm, strict=True)]  # fmt: skip
-            idle = [_ms(r.get("idle_us")) for r in self._reports]
-        left.bar(labels, compute, label="compute", color=_PALETTE[0])
-        left.bar(labels, comm, bottom=compute, label="communication", color=_PALETTE[1])
-        tops = [a + b for a, b in zip(compute, comm, strict=True)]
-        left.bar(labels, idle, bottom=tops, label="idle", color=_PALETTE[9])
+        parts = [span_parts(r) for r in rows]
+        bottom = [0.0] * len(rows)
+        for i, (name, colour) in enumerate(_SPAN_PARTS):
+            values = [p[i] for p in parts]
+            left.bar(labels, values, bottom=bottom, label=name, color=colour)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
         left.set_ylabel("ms")
-        left.set_title("GPU time per rank")
+        left.set_title("GPU span per rank")
         _legend(left)
         steps = [_ms(r.get("step_mean_us")) for r in per_rank]
         waited = [_ms(r.get("waited_us")) for r in per_rank]
@@ -172,6 +171,27 @@ class SetPlots:
             right.set_title("no steps or collectives across ranks")
         right.set_ylabel("ms")
         return fig
+
+
+_SPAN_PARTS = (
+    ("compute only", _PALETTE[0]),
+    ("communication overlapped with compute", _PALETTE[4]),
+    ("exposed communication", _PALETTE[1]),
+    ("idle", _PALETTE[9]),
+)
+
+
+def span_parts(row: Mapping[str, Any]) -> tuple[float, float, float, float]:
+    """A rank's GPU span (ms, summed over its devices) in four parts that do not overlap:
+    busy − communication (compute and copies alone), communication − exposed (overlapped with
+    compute), exposed communication (no compute kernel running), idle (span − busy). From a
+    `per_rank` row, or a trace's report (`gpu_busy_us`, `communication.exposure`)."""
+    exposure = (row.get("communication") or {}).get("exposure") or {}
+    busy = _ms(row["busy_us"] if "busy_us" in row else row.get("gpu_busy_us"))
+    comm = _ms(row.get("communication_us", exposure.get("communication_us")))
+    exposed = _ms(row.get("exposed_communication_us", exposure.get("exposed_us")))
+    exposed = min(exposed, comm)
+    return max(busy - comm, 0.0), comm - exposed, exposed, _ms(row.get("idle_us"))
 
 
 def _ms(us: Any) -> float:
@@ -245,10 +265,13 @@ def _barh(ax: Any, labels: list[str], values: list[float], unit: str) -> None:
 
 
 def _legend(ax: Any) -> None:
+    """The legend outside the axes, on their right: inside, it hid the data under it (the last
+    10 ms of a timeline); "best" placement takes minutes on a big figure."""
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
     if unique:
-        ax.legend(unique.values(), unique.keys(), fontsize=8, loc="upper right")  # "best": minutes
+        ax.legend(unique.values(), unique.keys(), fontsize=8, loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # fmt: skip
 
 
 def _short(name: str, width: int = 48) -> str:
@@ -263,9 +286,3 @@ def _bucket(bucket: Mapping[str, Any]) -> str:
 def _rank_label(report: Mapping[str, Any], index: int) -> str:
     rank = report["source"].get("rank")
     return f"rank {rank}" if rank is not None else f"#{index}"
-
-
-def _comm_ms(report: Mapping[str, Any]) -> float:
-    comm = report.get("communication") or {}
-    value = comm.get("kernel_time_us") or comm.get("time_us") or 0
-    return float(value) / 1000 if isinstance(value, (int, float)) else 0.0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +165,7 @@ class AnalysisResult(_Report):
 
     def _rows(self) -> dict[str, list[dict[str, Any]]]:
         rows = report_tables(self._dict)
-        rows["kernels_by_name"] = [_group_row(g, self.analysis.kernel_ns) for g in self.groups]
+        rows["kernels_by_name"] = group_rows(self.groups)
         return rows
 
     def _document(self) -> Any:
@@ -179,6 +179,17 @@ class AnalysisResult(_Report):
         from gpuscope.text import printable_data
 
         return analysis_document([printable_data(self._dict)])
+
+    def step_kernels(self, step: int | str, backend: str = "pandas") -> Any:
+        """Every kernel step `step` launched, NCCL and other communication kernels included:
+        `step` is a row of `table("steps.steps")` (the steps this analysis found; negative
+        from the end) or a step's name; see `TraceFrame.kernels_launched`."""
+        from gpuscope.frames.trace import step_position
+
+        extra = self.analysis.extras.get("steps")
+        steps = extra.result.steps if extra is not None and extra.result is not None else []
+        i = step_position([s.name for s in steps], step)
+        return self.trace.kernels_launched(steps[i].start, steps[i].end, backend)
 
     @functools.cached_property
     def plot(self) -> Any:
@@ -203,6 +214,12 @@ class AnalysisResult(_Report):
         source = d["source"]
         what = ", ".join(p for p in parts if p)
         return f"<AnalysisResult {source['path']!r} ({source['format']}): {what}>"
+
+
+def group_rows(groups: Sequence[Any]) -> list[dict[str, Any]]:
+    """`kernels_by_name`: one row per kernel name (`KernelGroup`s), its share of kernel time."""
+    kernel_ns = sum(max(g.total_ns, 0) for g in groups)
+    return [_group_row(g, kernel_ns) for g in groups]
 
 
 def _group_row(group: Any, kernel_ns: int) -> dict[str, Any]:
@@ -255,7 +272,9 @@ class AnalysisSet(_Report):
         return data
 
     def _rows(self) -> dict[str, list[dict[str, Any]]]:
-        return set_tables(self.reports, self.ranks, self.job.failed)
+        groups = getattr(self.job, "groups", None) or []
+        return set_tables(self.reports, self.ranks, self.job.failed,
+                          [{"kernels_by_name": group_rows(g)} for g in groups])  # fmt: skip
 
     @property
     def findings(self) -> list[Finding]:
@@ -321,8 +340,33 @@ class DiffResult(_Report):
 
     def __repr__(self) -> str:
         verdict = self._dict.get("verdict") or {}
-        what = verdict.get("summary") or verdict.get("kind") or verdict.get("verdict") or ""
-        return f"<DiffResult: {len(self.diff.kernels)} kernels matched{': ' if what else ''}{what}>"
+        parts = [_verdict_text(verdict)]
+        bound = verdict.get("bound") or {}
+        before, after = (bound.get(s) or {} for s in ("before", "after"))
+        if before.get("bound") and after.get("bound"):
+            paced = before["bound"] if before["bound"] == after["bound"] else (
+                f"{before['bound']} → {after['bound']}")  # fmt: skip
+            parts.append(f"paced: {paced}")
+        parts.append(f"{len(self.diff.kernels)} kernels matched")
+        return f"<DiffResult: {'; '.join(p for p in parts if p)}>"
+
+
+def _verdict_text(verdict: Mapping[str, Any]) -> str:
+    """'slower +104.1% (gpu_busy 7.28 → 14.9 ms, noise unknown)': the diff's verdict, short."""
+    direction = verdict.get("direction")
+    if not direction:
+        return ""
+    change = verdict.get("change")
+    text = f"{direction} {change:+.1%}" if change is not None and direction != "unchanged" else (
+        str(direction))  # fmt: skip
+    before, after = verdict.get("before_us"), verdict.get("after_us")
+    significant = (verdict.get("significance") or {}).get("significant")
+    judged = {True: "significant", False: "within the noise"}.get(bool(significant), "")
+    judged = judged if significant is not None else "noise unknown"
+    measured = str(verdict.get("measure") or "")
+    if before is not None and after is not None:
+        measured += f" {before / 1000:.3g} → {after / 1000:.3g} ms"
+    return f"{text} ({measured.strip()}, {judged})"
 
 
 class CountersResult(_Report):

@@ -257,6 +257,77 @@ class TraceFrame:
         }
         return frame(columns, backend)
 
+    def kernels_launched(self, start_ns: int, end_ns: int, backend: str = "pandas") -> Any:
+        """The rows of `kernels()` launched in [start_ns, end_ns): by the start of their host
+        launch call (the trace's launch links), by their own start when they have none — so
+        the kernels a window of host time issued, on every stream (communication included),
+        wherever on the device they ran."""
+        from gpuscope.frames._columns import take
+        from gpuscope.frames.series import launch_called
+
+        called = launch_called(self.trace, self._links.host_index)
+        when = called[self.trace.gpu.kind == KERNEL]
+        inside = (when >= start_ns) & (when < end_ns)
+        return frame(take(self.kernel_columns(), inside), backend)
+
+    def steps(self, backend: str = "pandas") -> Any:
+        """The steps the analysis finds (`gpuscope.analysis.stepranges`: the ProfilerStep#N
+        ranges that hold something, else the stretches that end with each optimizer step), by
+        start: step (position), name, start / end / duration (ns) on the host."""
+        from gpuscope.analysis.stepranges import find_steps
+
+        found = find_steps(self.trace)
+        return frame(_step_columns(found.names, found.start, found.end), backend)
+
+    def step_kernels(self, step: int | str, backend: str = "pandas") -> Any:
+        """Every kernel step `step` launched (`kernels_launched` over its range), NCCL and
+        other communication kernels included: `step` is a position in `steps()` (negative
+        from the end) or a step's name ("ProfilerStep#5")."""
+        from gpuscope.analysis.stepranges import find_steps
+
+        found = find_steps(self.trace)
+        i = step_position(found.names, step)
+        return self.kernels_launched(int(found.start[i]), int(found.end[i]), backend)
+
+    def queue_length(self, backend: str = "pandas") -> Any:
+        """The launch queue of every stream over time: one row per (device, stream, moment its
+        length changes) with `queued`, the device ops (kernels, copies, memsets) launched — at
+        the start of their host launch call, by the trace's launch links; at their own start
+        when unlinked — and not yet finished, from `time_ns` on (HTA's queue length)."""
+        from gpuscope.frames.series import queue_columns
+
+        return frame(queue_columns(self.trace, self._links.host_index), backend)
+
+    def memory_bandwidth(self, backend: str = "pandas") -> Any:
+        """Copy bandwidth over time: one row per (device, copy kind — HtoD, DtoH, DtoD, HtoH,
+        PtoP, other, memset —, moment it changes) with `bytes_per_s`, the sum over the copies
+        running from `time_ns` on of each one's bytes ÷ duration, and `copies`, how many run.
+        Copies of unknown size are left out."""
+        from gpuscope.frames.series import bandwidth_columns
+
+        return frame(bandwidth_columns(self.trace), backend)
+
+    def memory(self, backend: str = "pandas") -> Any:
+        """The allocator's timeline (torch.profiler `profile_memory=True`): one row per
+        allocation or free by time — `action`, signed `bytes`, the block's `addr`, and the
+        allocator's `allocated_bytes` / `reserved_bytes` on that device after it; `device` is
+        missing for host (CPU) memory. Empty, with `df.attrs["note"]` saying why, when the
+        trace has no allocator events."""
+        from gpuscope.frames._columns import with_note
+        from gpuscope.frames.series import NO_MEMORY, memory_columns
+
+        table = frame(memory_columns(self.trace), backend)
+        return table if len(self.trace.memory) else with_note(table, NO_MEMORY, backend)
+
+    def idle_time(self, backend: str = "pandas") -> Any:
+        """Idle time per stream: one row per (device, stream) with its ops, span (first start
+        to last end), busy (the union of its ops), idle (span − busy) and its share, gaps, and
+        the idle time by what the op after each gap waited for (`host_wait_ns`,
+        `kernel_wait_ns`, `unknown_ns`; see `gpuscope.frames.idle`)."""
+        from gpuscope.frames.idle import stream_idle_columns
+
+        return frame(stream_idle_columns(self.trace, self._links.host_index), backend)
+
     def devices(self, backend: str = "pandas") -> Any:
         """The GPUs the trace names: id, name, architecture, compute units (CUs / SMs)."""
         from gpuscope.frames._columns import records_frame
@@ -279,3 +350,27 @@ def _at(values: Any, index: Any) -> Any:
     found = index >= 0
     result[found] = values[index[found]]
     return result
+
+
+def step_position(names: list[str], step: int | str) -> int:
+    """The position of `step` (a position, negative from the end, or a name) among `names`."""
+    if isinstance(step, str):
+        if step not in names:
+            raise KeyError(f"no step {step!r}; the steps are: {', '.join(names) or 'none'}")
+        return names.index(step)
+    if not -len(names) <= step < len(names):
+        found = f"{len(names)} steps" if names else "no steps (no ProfilerStep#N ranges)"
+        raise IndexError(f"step {step}: this trace has {found}")
+    return step % len(names)
+
+
+def _step_columns(names: list[str], lo: Any, hi: Any) -> dict[str, Any]:
+    from gpuscope.frames._columns import Labels, Text
+
+    return {
+        "step": np.arange(len(names), dtype=np.int64),
+        "name": Text(np.arange(len(names), dtype=np.int32), Labels(tuple(names))),
+        "start_ns": np.asarray(lo, np.int64),
+        "end_ns": np.asarray(hi, np.int64),
+        "duration_ns": np.asarray(hi, np.int64) - np.asarray(lo, np.int64),
+    }

@@ -23,6 +23,7 @@ class JobResult:
     ranks: dict[str, Any] | None  # the cross-rank report; None when not ranks of one job
     failed: list[tuple[str, str]] = field(default_factory=list)  # (trace, one-line error)
     warnings: list[str] = field(default_factory=list)  # reader warnings, "path: text"
+    groups: list[tuple[Any, ...]] = field(default_factory=list)  # per report: its KernelGroups
 
 
 def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15,
@@ -54,15 +55,17 @@ def analyze_job(
     workers: int | None = None,
     categories: str | None = None,
     reports: bool = False,
+    top: int = 15,
     timeout_s: float | None = None,
 ) -> JobResult:
     """Analyse every trace in `paths` on `engine` and, when they are ranks of one job, across
-    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count).
-    `timeout_s`: how long a Ray / Dask cluster's address may take to answer (default
-    $GPUSCOPE_ENGINE_TIMEOUT, else 30 s). When the local engine cannot start worker processes
-    here (a main script without an `if __name__ == "__main__":` guard, and other threads), it
-    analyses the traces in this process and `warnings` says so."""
-    tasks = tasks_for(paths, categories, report=reports)
+    them. `reports=False` keeps only the per-rank summaries (memory flat in the rank count);
+    `top`: kernels in each report's `top_kernels`. `timeout_s`: how long a Ray / Dask cluster's
+    address may take to answer (default $GPUSCOPE_ENGINE_TIMEOUT, else 30 s). When the local
+    engine cannot start worker processes here (a main script without an `if __name__ ==
+    "__main__":` guard, and other threads), it analyses the traces in this process and
+    `warnings` says so."""
+    tasks = tasks_for(paths, categories, top, report=reports)
     outcomes = run_tasks(tasks, engine=engine, workers=workers, timeout_s=timeout_s)
     result = analyze_outcomes(outcomes)
     if engine == "local":
@@ -91,6 +94,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks.job import analyse, distinct
 
     reports: list[dict[str, Any]] = []
+    groups: list[tuple[Any, ...]] = []
     failed: list[tuple[str, str]] = []
     warnings: list[str] = []
     summaries = []
@@ -102,6 +106,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
         warnings += [f"{outcome.path}: {w}" for w in outcome.warnings]
         if outcome.report is not None:
             reports.append(outcome.report)
+            groups.append(outcome.groups or ())
         if outcome.summary is not None:
             summaries.append(outcome.summary)
             if outcome.report is not None:
@@ -118,7 +123,7 @@ def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
                 report["integrity"].append(
                     {"id": "duplicate-rank", "message": text, "affects": ["ranks"]}
                 )
-    return JobResult(reports, part, failed, warnings)
+    return JobResult(reports, part, failed, warnings, groups)
 
 
 def duplicate_text(rank: int, paths: Sequence[str], same_file: bool, job: bool) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuscope.analysis.categories import Rules
+    from gpuscope.analysis.hotspots import KernelGroup
     from gpuscope.ranks.summary import RankSummary
     from gpuscope.trace.registry import Source
 
@@ -40,6 +41,7 @@ class Outcome:
     error: str | None = None
     warnings: tuple[str, ...] = ()
     peak_rss_mb: float = 0.0  # of the process that ran it, when it finished (its high mark)
+    groups: tuple[KernelGroup, ...] | None = None  # every kernel name's totals, with the report
 
 
 def task_of(source: Source, categories: str | None = None, top: int = 15) -> Task:
@@ -86,7 +88,8 @@ def _run(task: Task) -> Outcome:
     where = task.paths[0]
     summary = summarize(a, rank=rank_from_path(where), host=host_from_path(where))
     report = a.to_dict() if task.report else None
-    return Outcome(task.path, report, summary, warnings=trace.meta.warnings)
+    groups = tuple(a.groups) if task.report else None
+    return Outcome(task.path, report, summary, warnings=trace.meta.warnings, groups=groups)
 
 
 @functools.lru_cache(maxsize=4)

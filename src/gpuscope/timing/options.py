@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscope.errors import ConfigError
+from gpuscope.errors import ConfigError, OptionError
 from gpuscope.timing.clocks import Monitor
 from gpuscope.timing.loop import StopRule
 from gpuscope.timing.measurement import Environment, OptionValue
@@ -22,11 +22,12 @@ AUTO_KERNEL_BELOW_US = 20.0
 
 
 def refuse_unknown(options_class: type, options: dict[str, Any], what: str) -> None:
-    """ConfigError naming every unknown option and the valid ones (no silent typos)."""
+    """OptionError (a TypeError and a ConfigError) naming every unknown option and the valid
+    ones (no silent typos)."""
     known = {f.name for f in dataclasses.fields(options_class)}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise ConfigError(
+        raise OptionError(
             f"unknown {what} option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
         )
 

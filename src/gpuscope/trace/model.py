@@ -51,6 +51,7 @@ PROVIDES = {
     "devices": "the GPUs: name, architecture, compute units",
     "counters": "hardware counters or metrics per dispatch",
     "totals": "per-name totals only (calls and time), no individual events",
+    "memory": "the allocator's allocations and frees with its running totals",
 }
 
 
@@ -234,6 +235,22 @@ class Counters(_Table):
 
 
 @dataclass(frozen=True)
+class MemoryEvents(_Table):
+    """The caching allocator's events (torch.profiler `profile_memory=True`: Kineto's `[memory]`
+    instant events), in file order: one row per allocation (`bytes` > 0) or free (`bytes` < 0)
+    of the block at `addr`, with the allocator's totals on that device after it (-1 when not
+    recorded). `device` is -1 for host memory."""
+
+    start: I64  # when, ns
+    tid: I64
+    device: I32
+    addr: I64
+    bytes: I64  # signed: + allocated, - freed (0 when not recorded)
+    allocated: I64  # total allocated on the device after the event
+    reserved: I64  # total reserved (cached) by the allocator on the device after the event
+
+
+@dataclass(frozen=True)
 class Totals(_Table):
     """Per-name totals from summary files (rocprof `*.stats.csv`): no individual events."""
 
@@ -278,6 +295,7 @@ for _name in (
     ),
     *("row", "grid_x", "grid_y", "grid_z", "shared_mem", "scratch"),
     *("count", "total_ns", "min_ns", "max_ns", "sequence", "op", "in_elems", "out_elems"),
+    *("addr", "allocated", "reserved"),
 ):
     _DTYPES[_name] = np.int64
 
@@ -344,6 +362,7 @@ class Trace:
     counters: Counters = field(default_factory=Counters.empty)
     totals: Totals = field(default_factory=Totals.empty)
     collectives: Collectives = field(default_factory=Collectives.empty)
+    memory: MemoryEvents = field(default_factory=MemoryEvents.empty)
 
     def provides(self, *keys: str) -> bool:
         """True when the source records every one of `keys` (see PROVIDES)."""

@@ -90,7 +90,7 @@ def test_a_folder_of_ranks_is_one_set(tmp_path: Path) -> None:
     assert "AnalysisSet of 2 traces" in repr(analysed)
     if pytest.importorskip("matplotlib"):
         figure = analysed.plot.ranks()
-        assert figure.axes[0].get_title() == "GPU time per rank"
+        assert figure.axes[0].get_title() == "GPU span per rank"
     assert "<script" not in analysed._repr_html_()
 
 

@@ -217,7 +217,8 @@ def read_with(path: str, workers: int, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def same_trace(a: Any, b: Any) -> None:
     assert a.names == b.names and a.meta == b.meta
-    for table in ("gpu", "host", "ops", "syncs", "flows", "launch_params", "collectives"):
+    for table in ("gpu", "host", "ops", "syncs", "flows", "launch_params", "collectives",
+                  "memory"):  # fmt: skip
         x, y = getattr(a, table), getattr(b, table)
         for column in dataclasses.fields(x):
             u, v = getattr(x, column.name), getattr(y, column.name)
@@ -230,10 +231,20 @@ def op(i: int, name: str) -> dict[str, object]:
                                "Input type": ["float", ""], "Sequence number": i}}  # fmt: skip
 
 
+def allocation(i: int) -> dict[str, object]:
+    """An allocator event (profile_memory=True); every other one frees the one before."""
+    size = 512 * (i // 2 + 1) * (1 if i % 2 == 0 else -1)
+    return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 0,
+            "tid": 1, "ts": 1001.5 + 10 * i, "args": {
+                "Total Reserved": 2 << 20, "Total Allocated": 512 * (i % 2 == 0), "Bytes": size,
+                "Device Id": 0, "Addr": 4096 * (i // 2), "Ev Idx": i}}  # fmt: skip
+
+
 def mixed_events(count: int) -> list[dict[str, object]]:
     events: list[dict[str, object]] = []
     for i in range(count):
         events += [op(i, f"aten::op{i % 7}"), launched(i, [i + 1, 1, 1], [128, 1, 1])]
+        events += [allocation(i)] if i % 3 == 0 else []
     return events
 
 
@@ -249,6 +260,7 @@ def test_worker_processes_read_the_same_trace(
     # many pieces, each read by a worker from the file; no span cut and sent by this process
     assert SPANS["pieces"] > 10 and SPANS["merged"] == SPANS["not_plain"] == 0
     assert len(one.gpu) == 60 and len(one.ops) == 60 and len(one.launch_params) == 60
+    assert len(one.memory) == 20 and "memory" in one.meta.provides
     assert [d.name for d in two.meta.devices] == ["GPU A"] and two.meta.extra["traceName"] == "x"
     same_trace(one, two)
     # as a stream cut here (what a gzip file gets): the same trace

@@ -53,6 +53,7 @@ from gpuscope.trace.model import (
     GpuOps,
     HostCalls,
     LaunchParams,
+    MemoryEvents,
     Syncs,
     Trace,
     TraceMeta,
@@ -80,6 +81,7 @@ _OPS = {
     "python_function": PYTHON,
 }
 _FLOW = {"ac2g", "async_gpu", "async_cpu_to_gpu"}
+MEMORY_EVENT = "[memory]"  # name of the allocator's instant events (cat cpu_instant_event)
 _LEGACY = {"Kernel", "Runtime", "Memcpy", "Memset", "Operator", "async_gpu"}
 
 
@@ -387,6 +389,9 @@ class _Builder:
                 group = [e for e in group if e.ph in ("s", "f", "t")]
             self._add_flows(group)
             return
+        if cat == "cpu_instant_event":  # the allocator's `[memory]` events (profile_memory)
+            self._add_memory(group)
+            return
         if set(map(_PH, group)) != {"X"}:
             group = [e for e in group if e.ph == "X"]
         if not group:
@@ -584,6 +589,24 @@ class _Builder:
             }
         )
 
+    def _add_memory(self, group: list[Any]) -> None:
+        if set(map(_NAME, group)) != {MEMORY_EVENT}:
+            group = [e for e in group if e.name == MEMORY_EVENT]
+        if not group:
+            return
+        args = list(map(_ARGS, group))
+        self.parts["memory"].append(
+            {
+                "start": self._ts(group),
+                "tid": _column(group, "tid"),
+                "device": np.clip(_column(args, "device_id"), -1, 2**31 - 1).astype(np.int32),
+                "addr": _column(args, "addr"),
+                "bytes": _column(args, "mem_bytes"),
+                "allocated": _column(args, "allocated"),
+                "reserved": _column(args, "reserved"),
+            }
+        )
+
     def _add_span(self, group: list[Any]) -> None:
         starts = self._ts(group)
         durs = _sane_us(np.array([e.dur for e in group], np.float64))
@@ -667,6 +690,7 @@ class _Builder:
         launch = _concat(LaunchParams, self.parts.pop("launch_params", []))
         tables["launch_params"] = in_work_groups(launch, tables["gpu"], tables["host"], names)
         tables["collectives"] = _concat(Collectives, self.parts.pop("collectives", []))
+        tables["memory"] = _concat(MemoryEvents, self.parts.pop("memory", []))
         meta = self._meta(path, report, names, tables)
         return Trace(meta=meta, names=names, **tables)
 
@@ -732,6 +756,8 @@ def _provides(header: dict[str, Any], tables: dict[str, Any]) -> frozenset[str]:
         found.add("copy_bytes")
     if len(tables["launch_params"]):
         found.add("launch_params")
+    if len(tables["memory"]):
+        found.add("memory")
     return frozenset(found)
 
 
@@ -863,6 +889,11 @@ def _normalise(event: dec.LooseEvent) -> dec.LooseEvent:
         group_size=dec.as_int(args.group_size),
         dtype=dec.as_str(args.dtype),
         group=dec.as_str(args.group),
+        addr=dec.as_int(args.addr),
+        mem_bytes=dec.as_int(args.mem_bytes, 0),
+        allocated=dec.as_int(args.allocated),
+        reserved=dec.as_int(args.reserved),
+        device_id=max(-1, min(dec.as_int(args.device_id), 2**31 - 1)),
     )
     dur = event.dur if isinstance(event.dur, (int, float)) else dec.as_int(event.dur)
     return dec.LooseEvent(
