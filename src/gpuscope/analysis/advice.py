@@ -368,11 +368,11 @@ def launch(p: Program, c: LaunchContext) -> str:
 def _pytorch_launch(p: Program, c: LaunchContext) -> str:
     serving = next((t for t in p.traits if t.startswith("serving:")), "")
     if c.graphs:
+        work = "scheduling, sampling, detokenization" if serving else "data, logging, Python"
         return (
             f"Kernels already replay as {p.graphs}: the host is late between replays. Cut the "
-            "host work around each replay (scheduling, sampling, detokenization for a server; "
-            "data, logging for training), overlap it with the running graph, or capture more "
-            "of the step in one graph."
+            f"host work around each replay ({work}), overlap it with the running graph, or "
+            "capture more of the step in one graph."
         )
     if serving == "serving:vllm":
         return (
@@ -418,11 +418,21 @@ class HostWorkContext:
 def host_work_outside(p: Program, c: HostWorkContext) -> str:
     """The host runs its own code (no operator open) while the device waits."""
     where = f" ({', '.join(c.where[:2])})" if c.where else ""
+    if c.graphs and not c.dataloader and p.is_("jax"):
+        return (
+            f"XLA already replays the step's kernels as {p.graphs}: the host is late between "
+            f"executables, with no operation open{where}. Keep the Python between jitted calls "
+            "short: prefetch the next batch to the device while the step runs (jax.device_put "
+            "ahead of use, a prefetching iterator), keep device→host reads and logging out of "
+            "the loop, or run several steps in one jit (lax.scan)."
+        )
     if c.graphs and not c.dataloader:
+        serving = any(t.startswith("serving:") for t in p.traits)
+        work = "scheduling, sampling, detokenization" if serving else "data, logging, Python"
         return (
             f"Kernels already replay as {p.graphs}: the host is late between replays, with no "
-            f"operator open{where}. Cut that host work (scheduling, sampling, detokenization "
-            "for a server; data, logging for training) or overlap it with the running graph."
+            f"operator open{where}. Cut that host work ({work}) or overlap it with the "
+            "running graph."
         )
     if p.is_("pytorch") and c.dataloader == "single":
         return (

@@ -52,6 +52,25 @@ def test_no_action_contradicts_the_program_that_made_the_trace(
     assert not wrong, f"{len(wrong)} actions speak to another kind of program:\n" + "\n".join(wrong)
 
 
+HOST_CAUSES = ("launch-overhead", "host-work", "sync-overhead")
+NATIVE = {"jax": re.compile(r"\bjit|jax\.|\blax\.|XLA")}  # words a host-side action must use
+
+
+def test_host_side_actions_speak_the_programs_own_terms() -> None:
+    """Not only no foreign words: a JAX program's host-side causes are told in JAX's terms."""
+    checked, generic = 0, []
+    for key in sources():
+        result = report(key)
+        words = NATIVE.get(result["program"]["kind"]) if result else None
+        for f in result["findings"] if words else ():
+            if f["id"] in HOST_CAUSES:
+                checked += 1
+                if not words.search(f["action"]):  # type: ignore[union-attr]
+                    generic.append(f"{_where(key)} {f['id']}: {f['action'][:120]!r}")
+    assert checked >= 2, "no JAX host-side cause found to check"
+    assert not generic, "\n".join(generic)
+
+
 GRAPHS = re.compile(r"CUDA graphs|HIP graphs|torch\.cuda\.graphs|reduce-overhead|Capture the step")
 TRAINING = re.compile(r"gradient|\bDDP\b|optimizer|backward")
 
