@@ -106,6 +106,13 @@ class LateCause:
     steps_with: int  # steps in which the difference is ≥ CAUSE_SHARE of the rank's step
     steps: int
     tie: LateCause | None = None  # a second cause about as large: the two are said together
+    parts: tuple[tuple[str, int], ...] = ()  # host-wait: the rank's host states there (ns)
+    where: tuple[str, ...] = ()  # host-wait / after-sync: what its host ran there, most first
+
+    @property
+    def state(self) -> str:
+        """The host state holding most of a host-wait ("" for other kinds)."""
+        return self.parts[0][0] if self.parts else ""
 
     @property
     def every(self) -> bool:
@@ -126,12 +133,13 @@ class LateCause:
             return (
                 f"its host is late to launch {when}: {mine} of Python/host time {per} between "
                 f"a blocking sync's return and its next launch ({mean}{names.mean}: {others})"
+                + self._where_text()
             )
         if self.kind == "host-wait":
             when = self._when("in each step", "in {k} of {n} steps")
             return (
                 f"its host launches late {when}: its GPU waits {mine} {per} for work launched "
-                f"after it went idle ({mean}{names.mean}: {others})"
+                f"after it went idle ({mean}{names.mean}: {others})" + self._parts_text()
             )
         if self.kind == "more-compute":
             more = self.mine_ns / self.others_ns - 1 if self.others_ns else 0.0
@@ -156,6 +164,21 @@ class LateCause:
             "in, another process on its GPU)"
         )
 
+    def _parts_text(self) -> str:
+        """`; of it: host work outside operators 92%, launch / dispatch 8%` (its own report's
+        host states)."""
+        from gpuscope.analysis.breakdown import PART_LABELS
+
+        total = sum(ns for _, ns in self.parts)
+        where = f" ({'; '.join(self.where)})" if self.where else ""
+        shown = [f"{PART_LABELS[state]} {ns / total:.0%}{where * (i == 0)}"
+                 for i, (state, ns) in enumerate(self.parts[:2])
+                 if ns >= 0.05 * total] if total else []  # fmt: skip
+        return f"; of it: {', '.join(shown)}" if shown else ""
+
+    def _where_text(self) -> str:
+        return f" — {'; '.join(self.where)}" if self.where else ""
+
     def _when(self, every: str, some: str) -> str:
         if not self.steps:
             return "after its syncs" if "sync" in every else "between its launches"
@@ -169,6 +192,8 @@ class LateCause:
             "cause_total_us": us(self.mine_ns) if known and not self.steps else None,
             "others_cause_us": us(self.others_ns) if known else None,
             "cause_steps": self.steps_with,
+            "cause_states": {state: us(ns) for state, ns in self.parts},
+            "cause_where": list(self.where),
         }
 
 
@@ -191,23 +216,32 @@ def late_cause(job: Job, r: int) -> LateCause | None:
     steps = len(job.steps)
     if excess[kind] < bar or excess[kind] <= 0:
         return LateCause("unknown", 0.0, 0.0, 0, steps)
-    found = _cause(kind, by_kind[kind], wall, r, others, steps)
+    found = _cause(job, kind, by_kind[kind], wall, r, others, steps)
     second = ranked[1] if len(ranked) > 1 else None
     if second is not None and excess[second] >= max(bar, TIE * excess[kind]):
-        found = replace(found, tie=_cause(second, by_kind[second], wall, r, others, steps))
+        found = replace(found, tie=_cause(job, second, by_kind[second], wall, r, others, steps))
     return found
 
 
-def _cause(kind: str, v: np.ndarray, wall: np.ndarray, r: int, others: np.ndarray,
+def _cause(job: Job, kind: str, v: np.ndarray, wall: np.ndarray, r: int, others: np.ndarray,
            steps: int) -> LateCause:  # fmt: skip
     per_step = v[r] - v[others].mean(axis=0)
+    rank = job.ranks[r]
     return LateCause(
         kind=kind,
         mine_ns=float(v[r].mean()),
         others_ns=float(v[others].mean()),
         steps_with=int((per_step >= CAUSE_SHARE * wall[r]).sum()) if steps else 0,
         steps=steps,
+        parts=rank.host_wait_parts if kind == "host-wait" else (),
+        where=_WHERE[kind](rank) if kind in _WHERE else (),
     )
+
+
+_WHERE = {
+    "host-wait": lambda rank: rank.host_wait_where,
+    "after-sync": lambda rank: rank.after_sync_where,
+}
 
 
 def _values(job: Job) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:

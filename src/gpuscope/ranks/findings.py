@@ -100,12 +100,7 @@ def _straggler_action(rid: int, cause: LateCause | None, job: Job, r: int) -> st
             "GPU's work; drop the sync where nothing needs it."
         )
     if kind == "host-wait":
-        return (
-            f"Rank {rid}'s GPU waits for its host within the step: find what its host does "
-            f"before those launches (in {own}) — input loading (more loader workers, "
-            "prefetching), Python work between operators, a CPU shared with other processes "
-            "(pin the rank's threads: CPU affinity, fewer threads per rank)."
-        )
+        return _host_wait_action(rid, own, cause)
     if kind == "more-compute":
         peer = job.rank_ids[1 if r == 0 else 0]
         return (
@@ -119,6 +114,39 @@ def _straggler_action(rid: int, cause: LateCause | None, job: Job, r: int) -> st
         "between steps), move that host work off the step (data loader workers, no per-step "
         "host sync, CPU affinity); if its GPU computes more, balance the work (sharding, uneven "
         "batches or sequence lengths); late with neither points to its launch order or link."
+    )
+
+
+def _host_wait_action(rid: int, own: str, cause: LateCause | None) -> str:
+    """The host-wait cause, by the host state that holds most of it in the rank's own report."""
+    state = cause.state if cause is not None else ""
+    where = f" ({', '.join(cause.where)})" if cause is not None and cause.where else ""
+    if state == "host_work":
+        return (
+            f"Rank {rid}'s host runs its own code with no operator open before those "
+            f"launches{where}, and the other ranks' hosts do not: find that work in {own} — "
+            "input loading on the training thread (more DataLoader workers, prefetching), "
+            "logging, checkpointing or evaluation on this rank only, sleeps, Python garbage "
+            "collection (gc.freeze()) — and move it off the step or spread it over the ranks."
+        )
+    if state == "launch":
+        return (
+            f"Rank {rid}'s host dispatches the same work more slowly than the other ranks'"
+            f"{where}: a CPU shared with other processes or throttled (pin the rank's threads "
+            "to its own cores: CPU affinity, fewer threads per rank), or more Python per step "
+            "on this rank; CUDA graphs or torch.compile cut the dispatch on every rank."
+        )
+    if state == "copy_staging":
+        return (
+            f"Rank {rid}'s host stages pageable host↔device copies while its GPU waits{where}: "
+            "copy from pinned memory (pin_memory=True in the DataLoader, .to(device, "
+            "non_blocking=True))."
+        )
+    return (
+        f"Rank {rid}'s GPU waits for its host within the step: find what its host does "
+        f"before those launches{where} (in {own}) — input loading (more loader workers, "
+        "prefetching), Python work between operators, a CPU shared with other processes "
+        "(pin the rank's threads: CPU affinity, fewer threads per rank)."
     )
 
 

@@ -31,16 +31,23 @@ HOST_STATES = ("launch", "host_work", "sync", "host_late", "copy_staging")
 LATE_STATES = ("launch", "host_work", "host_late", "copy_staging")
 
 
+WHERE = 2  # places named per measure
+
+
 @dataclass(frozen=True)
 class HostLate:
     after_sync: I64  # per step: idle in intervals a sync began
     host_wait: I64  # per step: the host's dispatch and own work in the other idle intervals
     after_sync_ns: int  # over the whole trace
     host_wait_ns: int
+    host_wait_parts: tuple[tuple[str, int], ...] = ()  # (host state, ns), the largest first
+    host_wait_where: tuple[str, ...] = ()  # what the host ran in the largest state's time
+    after_sync_where: tuple[str, ...] = ()
 
 
 def host_late(a: Analysis, lo: I64, hi: I64) -> HostLate:
-    """Per step [lo, hi) and in total."""
+    """Per step [lo, hi) and in total, with the states and places (the host-state labels) that
+    hold the most of each over the whole trace."""
     b = a.breakdown
     if b is None:
         zeros = np.zeros(len(lo), np.int64)
@@ -51,9 +58,38 @@ def host_late(a: Analysis, lo: I64, hi: I64) -> HostLate:
     drained = b.idle.drained[pieces.gap]
     after = merge(pieces.start[host & drained], pieces.end[host & drained])
     waits = merge(pieces.start[late & ~drained], pieces.end[late & ~drained])
+    length = pieces.end - pieces.start
+    per_state = np.bincount(pieces.state[late & ~drained], weights=length[late & ~drained],
+                            minlength=len(STATES))  # fmt: skip
+    parts = sorted(((STATES[i], int(ns)) for i, ns in enumerate(per_state) if ns > 0),
+                   key=lambda x: -x[1])  # fmt: skip
+    names = a.trace.names
     return HostLate(
         after_sync=overlap_with(*after, lo, hi),
         host_wait=overlap_with(*waits, lo, hi),
         after_sync_ns=int((after[1] - after[0]).sum()),
         host_wait_ns=int((waits[1] - waits[0]).sum()),
+        host_wait_parts=tuple(parts),
+        host_wait_where=_where(
+            names,
+            pieces.label,
+            pieces.after,
+            length,
+            late & ~drained & (pieces.state == STATES.index(parts[0][0]) if parts else False),
+        ),
+        after_sync_where=_where(names, pieces.label, pieces.after, length, host & drained),
     )
+
+
+def _where(names: tuple[str, ...], label: I64, after: I64, length: I64,
+           rows: np.ndarray) -> tuple[str, ...]:  # fmt: skip
+    """The WHERE labels holding the most time among `rows` ("after op" for the stretch after
+    an operator)."""
+    keep = rows & (label >= 0)
+    if not keep.any():
+        return ()
+    key = label[keep] * 2 + after[keep]
+    keys, index = np.unique(key, return_inverse=True)
+    ns = np.bincount(index, weights=length[keep])
+    top = keys[np.argsort(-ns, kind="stable")[:WHERE]]
+    return tuple(f"after {names[k // 2]}" if k % 2 else names[k // 2] for k in top.tolist())

@@ -113,6 +113,9 @@ class RankSummary:
     verdict: OwnVerdict | None = None
     after_sync_ns: int | None = None  # hostlate: idle from a sync's return to the next launch
     host_wait_ns: int | None = None  # hostlate: idle until a launch made after it began
+    host_wait_parts: tuple[tuple[str, int], ...] = ()  # hostlate: host_wait by host state
+    host_wait_where: tuple[str, ...] = ()  # hostlate: what the host ran there, most first
+    after_sync_where: tuple[str, ...] = ()
 
 
 def summarize(
@@ -152,6 +155,9 @@ def summarize(
         verdict=_own_verdict(a),
         after_sync_ns=late.after_sync_ns if late else None,
         host_wait_ns=late.host_wait_ns if late else None,
+        host_wait_parts=late.host_wait_parts if late else (),
+        host_wait_where=late.host_wait_where if late else (),
+        after_sync_where=late.after_sync_where if late else (),
     )
 
 

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from gpuscope.document.units import time_ns
@@ -18,6 +19,7 @@ from gpuscope.ranks.api import analyze_job
 from gpuscope.ranks.section import section
 from gpuscope.report import terminal
 from tests.rawkineto import clip, compute_kernels, host_late_per_step, length, steps, union
+from tests.rawstates import breakdown
 
 RECORDED = Path(__file__).resolve().parents[2] / "data" / "recorded"
 MORE = RECORDED / "ddp4_rank2_computes_more_h200"
@@ -80,6 +82,24 @@ def test_the_rank_whose_host_is_late_is_named_with_its_host_time() -> None:
     )
     assert "sync" not in found["action"].split(":")[0]
     assert "-0.0%" not in found["message"]
+
+
+def test_the_late_hosts_own_states_say_what_it_did() -> None:
+    """The straggler's host-wait split by its own host states (the planted sleep is host work
+    with no operator open, right after the optimizer's last op), against tests/rawstates.py's
+    recount of rank 0's steps; the action is the host-work one, not a dispatch or sync one."""
+    found = straggler(part_of(HOST))
+    states = found["evidence"]["cause_states"]
+    raw = [parts for _, parts in breakdown(trace_of(HOST, 0))]
+    late = {k: sum(p[k] for p in raw) for k in ("host_work", "launch", "host_late", "copy_staging")}
+    raw_share = late["host_work"] / sum(late.values())
+    assert raw_share > 0.85 and states["host_work"] / sum(states.values()) == pytest.approx(
+        raw_share, abs=0.03
+    )
+    assert found["evidence"]["cause_where"][0] == "after aten::_foreach_add_"
+    assert "host work outside operators" in found["message"]
+    assert "no operator open" in found["action"] and "(after aten::_foreach_add_" in found["action"]
+    assert "CPU affinity" not in found["action"]  # that is the dispatch (launch) action
 
 
 def test_the_job_reads_at_80_columns() -> None:
