@@ -92,8 +92,11 @@ class _Report(ABC):
         return {name: records_frame(rows, backend) for name, rows in self._rows().items()}
 
     def table(self, name: str, backend: str = "pandas") -> Any:
-        """One table of `tables()`; KeyError names the tables there are."""
+        """One table of `tables()`; a section's own table also by the section's name
+        (`"steps"` for `"steps.steps"`); KeyError names the tables there are."""
         rows = self._rows()
+        if name not in rows and f"{name}.{name}" in rows:
+            name = f"{name}.{name}"
         if name not in rows:
             raise KeyError(f"no table {name!r}; this report has: {', '.join(rows)}")
         return records_frame(rows[name], backend)

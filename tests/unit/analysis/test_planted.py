@@ -208,3 +208,7 @@ def test_steps_come_from_optimizer_steps_without_profiler_steps(tmp_path: Path) 
     walls = [b - a for a, b in itertools.pairwise(ends)]
     assert list(rows["wall_us"][1:]) == pytest.approx(walls, abs=0.01)
     assert result.to_dict()["verdict"]["cause"] == "host_work"
+    steps = result.table("steps")  # the notebook's steps table, from the same markers
+    assert len(steps) == 6 and steps["name"][0] == "step 0 (Optimizer.step#SGD.step)"
+    assert list(steps["wall_us"][1:]) == pytest.approx(walls, abs=0.01)
+    assert len(gpuscope.load(str(path)).steps()) == 6
