@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.analysis._unique import sorted_unique
 from gpuscope.trace.model import I64
 
 
@@ -58,7 +59,7 @@ def paint(layers: list[tuple[I64, I64]]) -> tuple[I64, I64, I64]:
     """Cut time at every boundary of the layers (each a merged, sorted, disjoint set of
     intervals) into disjoint segments from the first boundary to the last, each coded with the
     highest layer that covers it (layers count from 1; 0: none covers it)."""
-    points = np.unique(np.concatenate([np.concatenate(layer) for layer in layers]))
+    points = sorted_unique(np.concatenate([np.concatenate(layer) for layer in layers]))
     if len(points) < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     s, e = points[:-1], points[1:]

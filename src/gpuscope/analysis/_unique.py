@@ -22,7 +22,21 @@ def unique(values: Any) -> Any:
         low, high = int(values.min()), int(values.max())
         if low >= 0 and high < _DENSE * size + 4096:
             return np.flatnonzero(np.bincount(values)).astype(values.dtype)
+        return sorted_unique(values)
     return np.unique(values)
+
+
+def sorted_unique(values: Any) -> Any:
+    """`np.unique` of a 1-d integer array by one sort: numpy ≥ 2.3 hashes instead, which on
+    mostly distinct timestamps is ~50 × slower (2.6 s against 0.05 s for 1.8 M values). Arrays
+    that are concatenated sorted runs sort fastest (a stable sort merges the runs)."""
+    ordered = np.sort(values, kind="stable")
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def unique_inverse(values: Any) -> tuple[Any, Any]:

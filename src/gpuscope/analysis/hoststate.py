@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._intervals import merge, paint, take
-from gpuscope.analysis._nesting import Nesting, is_user_frame
-from gpuscope.analysis._unique import unique
+from gpuscope.analysis._nesting import is_user_frame
+from gpuscope.analysis._unique import sort_by, unique
 from gpuscope.analysis.launch import STEP, Links
 from gpuscope.analysis.sync import ASYNC_COPY_API, SYNC_API
 from gpuscope.trace.model import ANNOTATION, I64, MEMCPY, OP, PAGEABLE, PYTHON, Trace
@@ -276,7 +276,7 @@ def _next_launcher(trace: Trace, links: Links, lo: I64, main: int) -> I64:
     """For work with no linked launch: the thread of the first launch call that begins at or
     after each time (the thread that launches next), else the main thread."""
     host = trace.host
-    rows = np.unique(links.host_index[links.host_index >= 0])
+    rows = unique(links.host_index[links.host_index >= 0])
     if len(rows) == 0:
         return np.full(len(lo), main, np.int64)
     rows = rows[np.argsort(host.start[rows], kind="stable")]
@@ -561,8 +561,13 @@ def _outermost(trace: Trace, rows: Any, segments: I64, at: I64, label: I64) -> N
     rows = np.flatnonzero(rows)
     if len(rows) == 0 or len(segments) == 0:
         return
-    nesting = Nesting(ops.start[rows], ops.end[rows], ops.tid[rows])
-    tid = ops.tid[rows[0]]
-    found = nesting.outermost(nesting.innermost(np.full(len(at), tid, np.int64), at, at + 1))
-    hit = found >= 0
-    label[segments[hit]] = ops.name[rows[found[hit]]]
+    # by start, the longer first on ties: an operator is top level when it starts at or after
+    # the end of every operator that started before it (one thread's operators nest)
+    order = rows[sort_by(ops.start[rows], -ops.end[rows])]
+    start, end = ops.start[order], ops.end[order]
+    top = np.ones(len(order), bool)
+    top[1:] = start[1:] >= np.maximum.accumulate(end)[:-1]
+    start, end, names = start[top], end[top], ops.name[order[top]]
+    pos = np.searchsorted(start, at, side="right") - 1
+    hit = (pos >= 0) & (at < end[np.maximum(pos, 0)])
+    label[segments[hit]] = names[pos[hit]]
