@@ -64,8 +64,8 @@ def analyze(*paths: str | os.PathLike[str], **options: Any) -> AnalysisResult | 
         raise InputError("analyze(): give at least one trace file or folder")
     sources = together([s for p in paths for s in find_sources(os.fspath(p))])
     if len(sources) == 1:
-        from gpuscope.analysis.analyze import analyze as _analyze
         from gpuscope.analysis.categories import load_rules
+        from gpuscope.analysis.pipeline import analyze as _analyze
         from gpuscope.trace.registry import read_source
 
         trace = read_source(sources[0], options.get("progress"))
@@ -117,7 +117,7 @@ def analyze_counters(*paths: str | os.PathLike[str], arch: str | None = None,
         >>> c = gpuscope.analyze_counters("ncu_details.csv")        # doctest: +SKIP
         >>> c.plot.roofline()
     """
-    from gpuscope.counters.analysis import analyse_counters
+    from gpuscope.counters.pipeline import analyse_counters
     from gpuscope.notebook import counters_result
     from gpuscope.trace.registry import find_sources, read_source, together
 

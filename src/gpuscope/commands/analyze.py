@@ -22,13 +22,13 @@ from gpuscope.commands._record import add_options
 from gpuscope.commands._say import say, warn
 from gpuscope.errors import ReaderError
 from gpuscope.formats import formats_help
+from gpuscope.schemas import ANALYSIS_SET as SET_SCHEMA
 
 HELP = "where the GPU time goes, from any profiler's output (formats: analyze --help)"
 DESCRIPTION = (  # every format the reader registry knows (gpuscope/formats.py)
     f"analyze profiler outputs — {formats_help()}: files or whole output directories (the "
     "format is found by content)"
 )
-SET_SCHEMA = "gpuscope.analysis-set/1"
 PROGRESS_MIN_BYTES = 16 << 20
 
 
@@ -227,7 +227,7 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
 
 
 def _analysis_of(source: Any, rules: Any, top: int) -> Any:
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     with _progress(source.paths[0]) as progress:

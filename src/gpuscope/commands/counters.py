@@ -71,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _analyse(args: argparse.Namespace) -> int:
-    from gpuscope.counters.analysis import analyse_counters
+    from gpuscope.counters.pipeline import analyse_counters
     from gpuscope.trace.registry import find_sources, read_source, together
 
     sources = together([s for path in args.traces for s in find_sources(path)])

@@ -66,7 +66,7 @@ def _sources(path: str) -> Any:
 
 def _analyze(source: Any, rules: Any) -> Any:
 
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     trace = read_source(source)

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.commands._record import DB_HELP
+from gpuscope.schemas import HISTORY_LIST as LIST_SCHEMA
+from gpuscope.schemas import HISTORY_RESULT as RESULT_SCHEMA
 
 if TYPE_CHECKING:
     from gpuscope.history.model import Result
     from gpuscope.history.store import Store
 
 HELP = "the history of recorded results: list, show, trend, export, import"
-LIST_SCHEMA = "gpuscope.history-list/1"
-RESULT_SCHEMA = "gpuscope.history-result/1"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

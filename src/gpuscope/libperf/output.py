@@ -21,8 +21,8 @@ from gpuscope.libperf.result import Result
 from gpuscope.libtrace.table import MADENGINE_COLUMNS
 from gpuscope.output import writing
 from gpuscope.peaks import PeakTable
+from gpuscope.schemas import LIBPERF as SCHEMA
 
-SCHEMA = "gpuscope.libperf/1"
 GEMM_COLUMNS = (
     "op", "dtype", "compute_type", "transA", "transB", "m", "n", "k", "batch", "lda", "ldb",
     "ldc", "stride_a", "stride_b", "stride_c", "epilogue", "beta_nonzero",

@@ -14,8 +14,8 @@ from gpuscope.analysis import us
 from gpuscope.analysis.communication import KINDS
 from gpuscope.ranks.job import Job
 from gpuscope.ranks.summary import RankSummary
+from gpuscope.schemas import RANKS as SCHEMA
 
-SCHEMA = "gpuscope.ranks/1"
 WORST = 10  # collectives listed by the others' wait
 
 

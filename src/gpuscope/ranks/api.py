@@ -88,7 +88,8 @@ def run_tasks(
 def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks._serialize import to_dict
     from gpuscope.ranks.identity import is_job
-    from gpuscope.ranks.job import analyse, distinct
+    from gpuscope.ranks.job import distinct
+    from gpuscope.ranks.pipeline import analyse
 
     reports: list[dict[str, Any]] = []
     failed: list[tuple[str, str]] = []

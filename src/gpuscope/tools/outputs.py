@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpuscope.schemas import ANALYSIS_SET as SET_SCHEMA
 from gpuscope.tools.tool import Notes
 
 ANALYSIS_FILE = "analysis.json"
-SET_SCHEMA = "gpuscope.analysis-set/1"
 
 
 def analyze_folder(folder: Path, notes: Notes, tool: str) -> Path | None:
@@ -36,7 +36,7 @@ def analyze_folder(folder: Path, notes: Notes, tool: str) -> Path | None:
 
 
 def _report(source: Any, notes: Notes, tool: str) -> dict[str, Any] | None:
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     try:

@@ -1,4 +1,4 @@
-"""What the counters say to do: rules with thresholds and evidence, like analyze's findings.
+"""The counters' finding rules: what to do, with thresholds and evidence, like analyze's.
 
 Every rule looks at the hottest kernels (by counted time, else by order of collection), fires
 only on metrics that were computed (an unavailable metric never reads as 0), and states the
