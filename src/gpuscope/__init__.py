@@ -57,12 +57,12 @@ def analyze(*paths: str | os.PathLike[str], **options: Any) -> AnalysisResult | 
     """
     from gpuscope.errors import InputError
     from gpuscope.frames import results
-    from gpuscope.trace.registry import find_sources, together
+    from gpuscope.trace.registry import sources as sources_of
 
     _notebook_views()
     if not paths:
         raise InputError("analyze(): give at least one trace file or folder")
-    sources = together([s for p in paths for s in find_sources(os.fspath(p))])
+    sources = sources_of(os.fspath(p) for p in paths)
     if len(sources) == 1:
         from gpuscope.analysis.categories import load_rules
         from gpuscope.analysis.pipeline import analyze as _analyze
@@ -119,11 +119,10 @@ def analyze_counters(*paths: str | os.PathLike[str], arch: str | None = None,
     """
     from gpuscope.counters.pipeline import analyse_counters
     from gpuscope.notebook import counters_result
-    from gpuscope.trace.registry import find_sources, read_source, together
+    from gpuscope.trace.registry import read_source, sources
 
     _notebook_views()
-    found = together([s for p in paths for s in find_sources(os.fspath(p))])
-    traces = [read_source(s) for s in found]
+    traces = [read_source(s) for s in sources(os.fspath(p) for p in paths)]
     result: CountersResult = counters_result(analyse_counters(traces, arch, peaks, device))
     return result
 

@@ -22,23 +22,11 @@ from typing import Any
 
 from gpuscope import schemas
 from gpuscope.errors import InputError
+from gpuscope.formats import endings
 from gpuscope.history.model import HIGHER, LOWER, Metric, from_samples
 
 Report = Mapping[str, Any]
 TOP_KERNELS = 10
-_SUFFIXES = (
-    ".json.gz",
-    ".json",
-    ".csv",
-    ".gz",
-    ".pb",
-    ".sqlite",
-    ".db",
-    ".rpd",
-    ".nsys-rep",
-    ".ncu-rep",
-    ".pftrace",
-)
 
 
 def of_report(report: Report) -> tuple[str, list[Metric]]:
@@ -169,9 +157,9 @@ _READERS: dict[str, Callable[[Report], tuple[str, list[Metric]]]] = {
 
 
 def workload_from_path(path: str | Path) -> str:
-    """A workload name from a file: its name without the format's suffixes."""
+    """A workload name from a file: its name without its format's ending (`formats.endings`)."""
     name = Path(path).name or str(path)
-    for suffix in _SUFFIXES:
+    for suffix in endings():
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
