@@ -159,7 +159,7 @@ def _measured_text(a: Analysis, cost: Overhead, window: int) -> list[str]:
         what = (
             " (in a graph-replayed trace: the copy of the inputs into the graph's static "
             "buffers before a replay)"
-            if "copy" in first.name and _graph_replayed(a)
+            if "copy" in first.name and a.launch.graph_replayed
             else ""
         )
         text += (
@@ -192,11 +192,6 @@ def _verdict_text(a: Analysis, host_ns: int) -> str:
         f"the GPU busy up to {best:.0%} of its span (GPU-bound from "
         f"{GPU_BOUND_UTILIZATION:.0%}): the CPU-bound verdict may be the profiler's doing"
     )
-
-
-def _graph_replayed(a: Analysis) -> bool:
-    launch = a.launch
-    return bool(launch.kernels) and launch.graph_kernels >= 0.5 * launch.kernels
 
 
 def stall_dict(stall: Stall) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from gpuscope.analysis.coldwork import Detected
 from gpuscope.analysis.critical import CriticalPath
 from gpuscope.analysis.hotspots import CopyKind, KernelGroup
 from gpuscope.analysis.inputs import Inputs
-from gpuscope.analysis.launch import LaunchStats, Links
+from gpuscope.analysis.launch import LaunchStats
+from gpuscope.analysis.links import Links
 from gpuscope.analysis.program import Program
 from gpuscope.analysis.regions import Region
 from gpuscope.analysis.stepranges import StepRanges

@@ -36,8 +36,8 @@ import numpy as np
 
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._unique import sort_by, unique, unique_inverse
-from gpuscope.analysis.launch import Links
-from gpuscope.analysis.stepranges import complete_steps
+from gpuscope.analysis.links import Links
+from gpuscope.analysis.stepranges import complete_steps, slot
 from gpuscope.document.names import short_name
 from gpuscope.trace.model import I64, OP, Mask, Trace
 
@@ -288,13 +288,12 @@ def _not_per_step(
     kept = []
     for row, excess in hits:
         same = np.flatnonzero((name == name[row]) & (detail == detail[row]))
-        slot = np.searchsorted(lo, start[same], side="right") - 1
-        inside = (slot >= 0) & (start[same] < hi[np.maximum(slot, 0)])
-        later = inside & (slot > (slot[same == row][0] if inside[same == row][0] else -1))
+        step = slot(start[same], lo, hi)
+        later = step > step[same == row][0]
         if not later.any():
             kept.append((row, excess))
             continue
-        rows, slots = same[later], slot[later]
+        rows, slots = same[later], step[later]
         order = np.lexsort((start[rows], slots))
         firsts = rows[order][np.r_[True, slots[order][1:] != slots[order][:-1]]]
         typical = float(np.median(end[firsts] - start[firsts]))
