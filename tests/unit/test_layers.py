@@ -34,10 +34,11 @@ TIERS: tuple[tuple[str, ...], ...] = (  # lowest first
     ("errors", "_version", "text", "plugins"),  # layer 1
     ("document", "output", "schemas", "rank_folders", "_read_workers", "formats"),  # layer 1
     ("peaks",),  # layer 2
-    ("trace", "timing", "samplers", "libtrace"),  # layer 2
+    ("trace", "timing", "samplers", "libtrace", "madengine"),  # layer 2
     ("analysis", "report"),  # layer 3
     ("ranks", "diff", "counters", "export", "frames"),  # layer 4
     ("tools", "capture", "libperf", "history"),  # layer 5
+    ("run", "doctor"),  # layer 5: a run stacks the tools; the doctor asks which can run here
     ("commands", "notebook"),  # layer 6: the interfaces (command line, IPython)
     ("cli",),  # layer 6
     ("__main__",),  # layer 6
