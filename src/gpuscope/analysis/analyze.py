@@ -96,7 +96,7 @@ class Analysis:
     program: Program = field(default_factory=lambda: Program("unknown"))
     regions: list[Region] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     integrity: list[dict[str, Any]] = field(default_factory=list)
     top: int = 15
 
@@ -152,7 +152,7 @@ class Analysis:
             "top_kernels": part.top(self.groups[: self.top], kernel_ns, times),
             "regions": part.regions(self.regions, self.window_ns, line is not None),
             **{name: extra.to_dict() for name, extra in self.extras.items()},
-            "findings": self.findings,
+            "findings": [f.to_dict() for f in self.findings],
             "integrity": self.integrity,
         }
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -90,14 +90,14 @@ def findings(a: Analysis) -> list[Finding]:
 
 def _provisional(f: Finding, cold: float) -> Finding:
     then = f["action"][0].lower() + f["action"][1:]
-    return {
-        **f,
-        "severity": "info",
-        "message": f["message"] + f"; but start-up holds {cold:.0%} of that time (see "
+    return replace(
+        f,
+        severity="info",
+        message=f["message"] + f"; but start-up holds {cold:.0%} of that time (see "
         "cold-start): this may be the first iteration's host work, not the steady state's",
-        "action": f"Profile after warm-up first (see cold-start); if it persists: {then}",
-        "evidence": {**f["evidence"], "startup_share": round(cold, 4)},
-    }
+        action=f"Profile after warm-up first (see cold-start); if it persists: {then}",
+        evidence={**f["evidence"], "startup_share": round(cold, 4)},
+    )
 
 
 def _context(a: Analysis, b: Breakdown) -> Context:

@@ -26,7 +26,6 @@ plus one registration:
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from gpuscope import plugins
 from gpuscope.analysis import (
@@ -39,6 +38,7 @@ from gpuscope.analysis import (
     patterns,
     steps,
 )
+from gpuscope.analysis._finding import Finding
 from gpuscope.analysis.analyze import Analysis, Extra, ExtraAnalysis
 
 GROUP = "gpuscope.analyses"
@@ -93,8 +93,8 @@ def run_extras(a: Analysis) -> dict[str, Extra]:
     return {m.NAME: Extra(m.NAME, m, m.analyse(a)) for m in modules()}
 
 
-def extra_findings(a: Analysis) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def extra_findings(a: Analysis) -> list[Finding]:
+    found: list[Finding] = []
     for extra in a.extras.values():
         if extra.result is not None:
             found += extra.module.findings(a, extra.result)

@@ -70,7 +70,7 @@ class CounterAnalysis:
                 for m in self.family.metrics
             },
             "kernels": [_kernel_dict(k) for k in self.kernels],
-            "findings": self.findings,
+            "findings": [f.to_dict() for f in self.findings],
         }
 
     def _source(self) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def to_dict(job: Job) -> dict[str, Any]:
         "steps": _steps(job),
         "collectives": _collectives(job),
         "bandwidth": [_bandwidth(row) for row in job.bandwidth],
-        "findings": job.findings,
+        "findings": [f.to_dict() for f in job.findings],
     }
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gpuscope.analysis import Finding
 from gpuscope.ranks import align as align_mod
 from gpuscope.ranks.bandwidth import BandwidthRow
 from gpuscope.ranks.keys import Key
@@ -85,7 +86,7 @@ class Job:
     steps: StepTable
     duplicates: list[Duplicate] = field(default_factory=list)  # ranks claimed by several traces
     verdicts: list[RankVerdict] = field(default_factory=list)  # per rank, read with the job
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
     @cached_property
     def rank_ids(self) -> list[int]:
