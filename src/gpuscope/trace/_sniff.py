@@ -84,10 +84,6 @@ def gunzip_head(path: str, size: int) -> bytes:
     return bytes(out[:size])
 
 
-def head_text(path: str, size: int = 1 << 16) -> str:
-    return head(path)[:size].decode("utf-8", "replace")
-
-
 def is_sqlite(path: str) -> bool:
     try:
         with open(path, "rb") as handle:

@@ -20,7 +20,7 @@ from gpuscope.analysis.communication.groups import dense, distinct
 from gpuscope.analysis.communication.names import KINDS, OP_NAME, KernelName, op_kind, parse_kernel
 from gpuscope.analysis.communication.names import record_kind as kind_of_record
 from gpuscope.analysis.stepranges import slot, step_rows
-from gpuscope.trace.model import I32, I64, Trace
+from gpuscope.trace.model import I64, Trace
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
@@ -186,10 +186,6 @@ def steps(trace: Trace) -> tuple[I64, I64, tuple[str, ...]]:
     ops, rows = trace.ops, step_rows(trace)
     names = tuple(trace.names[n] for n in ops.name[rows])
     return ops.start[rows], ops.end[rows], names
-
-
-def names_of(trace: Trace, index: I32 | I64) -> list[str | None]:
-    return [trace.names[int(i)] if i >= 0 else None for i in index]
 
 
 def step_index(calls: Calls, lo: I64, hi: I64) -> I64:
