@@ -533,9 +533,10 @@ def main() -> int:
 
 def _peaks(torch: Any) -> dict[str, float]:
     from gpuscope.timing.env import gpu_environment
+    from gpuscope.timing.harness import bench
     from gpuscope.timing.peaks import measure_peaks
 
-    p = measure_peaks(torch, gpu_environment(torch, torch.cuda.current_device()))
+    p = measure_peaks(torch, gpu_environment(torch, torch.cuda.current_device()), bench)
     return {"tflops": p.tflops, "gbps": p.gbps}
 
 

@@ -81,9 +81,9 @@ REDUCE = """
 import json, random, resource, sys, time
 from dataclasses import replace
 import numpy as np
-from gpuscope.analysis.analyze import analyze
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.ranks._serialize import to_dict
-from gpuscope.ranks.job import analyse
+from gpuscope.ranks.pipeline import analyse
 from gpuscope.ranks.summary import summarize
 from gpuscope.trace.registry import read_trace
 base = [summarize(analyze(read_trace(p))) for p in json.loads(sys.argv[1])]

@@ -60,7 +60,7 @@ def _any(kind: Any) -> dict[str, Any]:
 def run() -> dict[str, Any]:
     import msgspec
 
-    from gpuscope.tools.manifest import Manifest
+    from gpuscope.run.manifest import Manifest
 
     _, defs = msgspec.json.schema_components([Manifest], schema_hook=_any)
     body = defs.pop("Manifest")

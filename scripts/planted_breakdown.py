@@ -22,7 +22,8 @@ SHOWN = ("compute", "copies", "launch", "host_work", "sync", "copy_staging", "st
 
 
 def main() -> None:
-    print("| program | verdict | top cause | per step: " + " · ".join(SHOWN) + " (ms, gpuscope / raw) |")
+    shown = " · ".join(SHOWN)
+    print(f"| program | verdict | top cause | per step: {shown} (ms, gpuscope / raw) |")
     print("|---|---|---|---|")
     for path in sorted(PLANTED.glob("planted_*_h200.json.gz")):
         name = path.name[len("planted_") : -len("_h200.json.gz")]

@@ -71,7 +71,7 @@ def analyze(
     from gpuscope.errors import ConfigError, InputError
     from gpuscope.frames import results
     from gpuscope.ranks.engine import ENGINES
-    from gpuscope.trace.registry import find_sources, together
+    from gpuscope.trace.registry import sources as sources_of
 
     _notebook_views()
     if not paths:
@@ -79,10 +79,10 @@ def analyze(
     if engine not in ENGINES:
         raise ConfigError(f"analyze(engine={engine!r}): expected one of {', '.join(ENGINES)}")
     rules_file = None if categories is None else os.fspath(categories)
-    sources = together([s for p in paths for s in find_sources(os.fspath(p))])
+    sources = sources_of(os.fspath(p) for p in paths)
     if len(sources) == 1:
-        from gpuscope.analysis.analyze import analyze as _analyze
         from gpuscope.analysis.categories import load_rules
+        from gpuscope.analysis.pipeline import analyze as _analyze
         from gpuscope.trace.registry import read_source
 
         trace = read_source(sources[0], progress)
@@ -134,13 +134,12 @@ def analyze_counters(*paths: str | os.PathLike[str], arch: str | None = None,
         >>> c = gpuscope.analyze_counters("ncu_details.csv")        # doctest: +SKIP
         >>> c.plot.roofline()
     """
-    from gpuscope.counters.analysis import analyse_counters
+    from gpuscope.counters.pipeline import analyse_counters
     from gpuscope.notebook import counters_result
-    from gpuscope.trace.registry import find_sources, read_source, together
+    from gpuscope.trace.registry import read_source, sources
 
     _notebook_views()
-    found = together([s for p in paths for s in find_sources(os.fspath(p))])
-    traces = [read_source(s) for s in found]
+    traces = [read_source(s) for s in sources(os.fspath(p) for p in paths)]
     result: CountersResult = counters_result(analyse_counters(traces, arch, peaks, device))
     return result
 

@@ -1,5 +1,5 @@
 """The `rank<R>/` folders of a `gpuscope run` directory, one per rank of a multi-process job
-(tools/ranks.py makes them). Every layer that reads a run directory finds its ranks here: the
+(run/ranks.py makes them). Every layer that reads a run directory finds its ranks here: the
 library tracers' logs (libtrace), the profilers' outputs and the manifest (tools)."""
 
 from __future__ import annotations

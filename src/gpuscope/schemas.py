@@ -9,6 +9,9 @@
 
 A schema that refers to another (an analysis-set holds analyses and a ranks part) comes back
 with them embedded under `$defs`, so it validates on its own. Only the standard library here.
+
+The tags themselves are named once, below: every writer puts its constant in its `schema` key,
+and every reader of gpuscope's documents (`history`) tells them apart by it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,21 @@ from importlib import resources
 from typing import Any
 
 from gpuscope.errors import InputError
+
+ANALYSIS = "gpuscope.analysis/1"  # one trace analysed (`analyze --json`)
+ANALYSIS_SET = "gpuscope.analysis-set/1"  # several traces, and the ranks of one job
+RANKS = "gpuscope.ranks/1"  # the cross-rank part of an analysis set
+DIFF = "gpuscope.diff/1"
+COUNTERS = "gpuscope.counters/1"
+BENCH = "gpuscope.bench/1"  # a measurement, or an A/B comparison
+PROFILE = "gpuscope.profile/1"
+LIBPERF = "gpuscope.libperf/1"
+RUN = "gpuscope.run/1"  # a run's manifest.json
+CHECK = "gpuscope.check/1"
+DOCTOR = "gpuscope.doctor/1"
+PERFETTO = "gpuscope.perfetto/1"  # the metadata of `export`'s timeline
+HISTORY_LIST = "gpuscope.history-list/1"
+HISTORY_RESULT = "gpuscope.history-result/1"
 
 _FOLDER = "data/schemas"
 _ID = "urn:gpuscope:schema:"  # + file name without .json: how one schema refers to another

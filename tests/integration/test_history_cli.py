@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpuscope import schemas
-from gpuscope.tools import perfcsv
+from gpuscope.madengine import perfcsv
 from tests.postgres import Server
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools import perfcsv
+from gpuscope.madengine import perfcsv
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable

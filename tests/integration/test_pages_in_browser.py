@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools import perfcsv
+from gpuscope.madengine import perfcsv
 from tests.browser import Browser, Missing
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,12 +11,16 @@ gpuscope module (`"gpuscope.commands.analyze"`: a registry that imports by name)
    only by modules of `gpuscope.a` and its sub-packages. So a reader never imports another
    reader's private module.
 4. Nothing imports the package face (`from gpuscope import __version__`): it is the top.
+5. No two files import each other, directly or round a circle, by any import statement (module
+   level, in a function, under `if TYPE_CHECKING:`): a type lives in its own module, beside what
+   serializes it, and is imported downward (`python scripts/import_graph.py --cycles`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -27,13 +31,14 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 FACE = "gpuscope"
 
 TIERS: tuple[tuple[str, ...], ...] = (  # lowest first
-    ("errors", "_version", "text"),  # layer 1
+    ("errors", "_version", "text", "plugins"),  # layer 1
     ("document", "output", "schemas", "rank_folders", "_read_workers", "formats"),  # layer 1
     ("peaks",),  # layer 2
-    ("trace", "timing", "samplers", "libtrace"),  # layer 2
+    ("trace", "timing", "samplers", "libtrace", "madengine"),  # layer 2
     ("analysis", "report"),  # layer 3
     ("ranks", "diff", "counters", "export", "frames"),  # layer 4
     ("tools", "capture", "libperf", "history"),  # layer 5
+    ("run", "doctor"),  # layer 5: a run stacks the tools; the doctor asks which can run here
     ("commands", "notebook"),  # layer 6: the interfaces (command line, IPython)
     ("cli",),  # layer 6
     ("__main__",),  # layer 6
@@ -68,8 +73,9 @@ def resolve(name: str) -> str:
     return name
 
 
-def imports(module: str) -> Iterator[tuple[int, str]]:
-    """(line, imported module) for every gpuscope import of `module`."""
+def imports(module: str, strings: bool = True) -> Iterator[tuple[int, str]]:
+    """(line, imported module) for every gpuscope import of `module` (and, with `strings`, every
+    string that names a gpuscope module)."""
     path = modules()[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
@@ -83,7 +89,7 @@ def imports(module: str) -> Iterator[tuple[int, str]]:
                 base = ".".join([*parts, base] if base else parts)
             for alias in node.names:
                 yield node.lineno, resolve(f"{base}.{alias.name}")
-        elif isinstance(node, ast.Constant) and _names_a_module(node.value):
+        elif strings and isinstance(node, ast.Constant) and _names_a_module(node.value):
             yield node.lineno, node.value
 
 
@@ -114,6 +120,37 @@ def edges() -> list[tuple[str, int, str]]:
         if target.startswith(FACE) and target != module
     }
     return sorted(found)
+
+
+def cycles() -> list[list[str]]:
+    """The groups of modules that import one another (strongly connected components of more
+    than one module of the import-statement graph), found by Tarjan's algorithm."""
+    graph = {m: {t for _, t in imports(m, strings=False) if t in modules() and t != m}
+             for m in modules()}  # fmt: skip
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for child in sorted(graph[node]):
+            if child not in index:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
 
 
 def owner(module: str) -> str | None:
@@ -166,6 +203,24 @@ def test_private_modules_stay_private_to_their_package() -> None:
 def test_nothing_imports_the_package_face() -> None:
     wrong = [f"{m}:{line}" for m, line, target in edges() if target == FACE]
     assert not wrong, "import from gpuscope._version, not the package face: " + ", ".join(wrong)
+
+
+def test_no_two_files_import_each_other() -> None:
+    found = cycles()
+    assert not found, "file-level import cycles:\n" + "\n".join(" ".join(c) for c in found)
+
+
+def test_a_cycle_hidden_in_a_function_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deferred import closes a circle as surely as one at the top of the file."""
+    real = imports
+
+    def with_a_deferred_import(module: str, strings: bool = True) -> Iterator[tuple[int, str]]:
+        yield from real(module, strings)
+        if module == "gpuscope.errors":
+            yield 0, "gpuscope.output"  # output.py imports errors; errors "imports" it back
+
+    monkeypatch.setattr(sys.modules[__name__], "imports", with_a_deferred_import)
+    assert ["gpuscope.errors", "gpuscope.output"] in cycles()
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 import gpuscope
-from gpuscope.counters.analysis import analyse_counters
+from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.errors import GpuscopeError
 from gpuscope.trace.registry import read_source
 from tests.integration.test_libperf_cli import env, trace  # noqa: F401 - fixtures

@@ -12,15 +12,9 @@ from pathlib import Path
 import pytest
 
 from gpuscope import schemas
-from gpuscope.analysis._serialize import SCHEMA as ANALYSIS
-from gpuscope.commands.analyze import SET_SCHEMA
-from gpuscope.counters.analysis import SCHEMA as COUNTERS
-from gpuscope.diff.compare import SCHEMA as DIFF
 from gpuscope.errors import InputError
-from gpuscope.libperf.output import SCHEMA as LIBPERF
-from gpuscope.ranks._serialize import SCHEMA as RANKS
-from gpuscope.timing.measurement import SCHEMA as BENCH
-from gpuscope.tools.manifest import SCHEMA as RUN
+from gpuscope.schemas import ANALYSIS, BENCH, COUNTERS, DIFF, LIBPERF, RANKS, RUN
+from gpuscope.schemas import ANALYSIS_SET as SET_SCHEMA
 
 jsonschema = pytest.importorskip("jsonschema")
 REPO = Path(__file__).resolve().parents[2]

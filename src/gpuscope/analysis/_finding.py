@@ -9,10 +9,50 @@ whose host state is launch are one host that cannot issue work as fast as the GP
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-Finding = dict[str, Any]
 SEVERITIES = ("info", "warning", "critical")
+
+
+@dataclass(frozen=True, eq=False)
+class Finding(Mapping[str, Any]):
+    """One finding: what fired (`id`), how bad, why (`message`, with the threshold it fired at),
+    what to do (`action`), the numbers it fired on (`evidence`), the time at stake (`impact_us`,
+    None where no estimate is honest) and the cause it shares with other findings.
+
+    `to_dict()` is its JSON object (these keys, in this order). It also reads as that mapping
+    (`f["id"]`, `dict(f)`, equal to a dict with the same items), read-only: the views and the
+    report's readers take either."""
+
+    id: str
+    severity: str
+    message: str
+    action: str
+    evidence: dict[str, Any]
+    impact_us: float | None = None
+    cause: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_KEYS)
+
+    def __len__(self) -> int:
+        return len(_KEYS)
+
+    def __repr__(self) -> str:
+        return f"Finding({self.to_dict()!r})"
+
+
+_KEYS = tuple(f.name for f in fields(Finding))
 
 
 CAUSES = (
@@ -52,15 +92,8 @@ def finding(
         raise ValueError(f"severity {severity!r}: expected one of {SEVERITIES}")
     if cause is not None and cause not in CAUSES:
         raise ValueError(f"cause {cause!r}: expected one of {CAUSES}")
-    return {
-        "id": finding_id,
-        "severity": severity,
-        "message": message,
-        "action": action,
-        "evidence": evidence,
-        "impact_us": us(impact_ns) if impact_ns is not None and impact_ns >= 0 else None,
-        "cause": cause,
-    }
+    impact_us = us(impact_ns) if impact_ns is not None and impact_ns >= 0 else None
+    return Finding(finding_id, severity, message, action, evidence, impact_us, cause)
 
 
 def us(ns: float) -> float:

@@ -16,7 +16,7 @@ import numpy as np
 
 from gpuscope.analysis._nesting import Nesting
 from gpuscope.analysis._unique import unique, unique_rows
-from gpuscope.analysis.launch import Links
+from gpuscope.analysis.links import Links
 from gpuscope.trace.model import I64, OP, Trace
 
 # torch.profiler's "Input type" text (C++ type names) -> dtype name

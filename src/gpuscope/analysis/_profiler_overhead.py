@@ -18,6 +18,7 @@ import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with
+from gpuscope.analysis.coldwork import Record, Stall
 from gpuscope.analysis.verdict import GPU_BOUND_UTILIZATION
 from gpuscope.document import units as fmt
 from gpuscope.trace.model import OP, PYTHON
@@ -31,27 +32,6 @@ OVERHEAD_INFO_SHARE = 0.05  # estimated tracing cost + measured work in the GPU 
 OVERHEAD_WARNING_SHARE = 0.15
 STALL_INFO_SHARE = 0.01  # a first call stalled by the profiler by this share of the window
 MENTION_SHARE = 0.01  # a tracing cost under this share of the window is not mentioned
-
-
-@dataclass(frozen=True)
-class Record:
-    """One of the profiler's own overhead records."""
-
-    name: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
-class Stall:
-    """A first call slowed by the profiler's own work that ran meanwhile (CUPTI requesting an
-    activity buffer when the first traced call comes): start-up of the tracer, not the model."""
-
-    name: str
-    start: int
-    end: int
-    excess_ns: int  # over the later calls
-    record: str  # the profiler record it overlaps
 
 
 @dataclass(frozen=True)
@@ -179,7 +159,7 @@ def _measured_text(a: Analysis, cost: Overhead, window: int) -> list[str]:
         what = (
             " (in a graph-replayed trace: the copy of the inputs into the graph's static "
             "buffers before a replay)"
-            if "copy" in first.name and _graph_replayed(a)
+            if "copy" in first.name and a.launch.graph_replayed
             else ""
         )
         text += (
@@ -212,11 +192,6 @@ def _verdict_text(a: Analysis, host_ns: int) -> str:
         f"the GPU busy up to {best:.0%} of its span (GPU-bound from "
         f"{GPU_BOUND_UTILIZATION:.0%}): the CPU-bound verdict may be the profiler's doing"
     )
-
-
-def _graph_replayed(a: Analysis) -> bool:
-    launch = a.launch
-    return bool(launch.kernels) and launch.graph_kernels >= 0.5 * launch.kernels
 
 
 def stall_dict(stall: Stall) -> dict[str, Any]:

@@ -1,25 +1,27 @@
-"""`Analysis` → the plain dict of schema `gpuscope.analysis/1` (µs floats, shares 0..1)."""
+"""The parts of the report of schema `gpuscope.analysis/1` (µs floats, shares 0..1), each from the
+results it shows: `Analysis.to_dict` (analyze.py) puts them together."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from gpuscope._version import __version__
-from gpuscope.analysis import breakdown, critical
+from gpuscope.analysis import breakdown as breakdown_mod
+from gpuscope.analysis import critical
 from gpuscope.analysis._unique import unique
-from gpuscope.analysis.categories import CATEGORIES, family_totals
+from gpuscope.analysis.breakdown import Breakdown
+from gpuscope.analysis.categories import CATEGORIES, Classification, family_totals
+from gpuscope.analysis.critical import CriticalPath
 from gpuscope.analysis.hoststate import STATES
-from gpuscope.analysis.launch import SHORT_KERNEL_NS
+from gpuscope.analysis.hotspots import CopyKind, KernelGroup
+from gpuscope.analysis.launch import SHORT_KERNEL_NS, LaunchStats
+from gpuscope.analysis.regions import Region
 from gpuscope.analysis.sync import SYNC_TARGET_SHARE, SyncStats
 from gpuscope.analysis.timeline import MICRO_GAP_NS, Gap, Timeline
-from gpuscope.trace.model import KERNEL, Device
-
-if TYPE_CHECKING:
-    from gpuscope.analysis.analyze import Analysis
-
-SCHEMA = "gpuscope.analysis/1"
+from gpuscope.analysis.verdict import Verdict
+from gpuscope.trace.model import KERNEL, Device, Trace, TraceMeta
 
 
 def us(ns: float) -> float:
@@ -32,50 +34,20 @@ def us_or_none(ns: float | None) -> float | None:
     return None if ns is None or ns < 0 else us(ns)
 
 
-def _share(part: float, whole: float) -> float:
+def share(part: float, whole: float) -> float:
     return round(part / whole, 6) if whole else 0.0
 
 
-def analysis_dict(a: Analysis) -> dict[str, Any]:
-    kernel_ns = a.kernel_ns
-    line = a.timeline
-    times = a.kernel_times_known
-    return {
-        "schema": SCHEMA,
-        "gpuscope_version": __version__,
-        "source": _source(a),
-        "program": a.program.to_dict(),
-        "window_us": us_or_none(a.window_ns),
-        "kernels": _kernels(a),
-        "memcpy": _memcpy(a),
-        "memset": {"count": a.memset[0], "time_us": us(a.memset[1]), "bytes": a.memset[2]},
-        "categories": _categories(a),
-        "unclassified_share": _share(a.categories["other"][1], _gpu_op_ns(a)) if times else None,
-        "families": _families(a),
-        "gemm_share": _share(a.categories["gemm"][1], kernel_ns) if times else None,
-        "gpu_busy_us": us(line.busy_ns) if line else None,
-        "span_us": us(line.span_ns) if line else None,
-        "idle_us": us(line.idle_ns) if line else None,
-        "utilization": _share(line.busy_ns, sum(d.span_ns for d in line.devices)) if line else None,
-        "devices": _devices(a),
-        "gaps": {**_gaps(line), **_longest(a, line)} if line else None,
-        "launch": _launch(a) if a.inputs.launch else None,
-        "sync": _sync(a.sync) if a.sync else None,
-        "cpu": {"op_time_us": us(a.cpu_busy_ns), "threads": _threads(a)}
-        if a.cpu_busy_ns is not None
-        else None,
-        "verdict": _verdict(a),
-        **_breakdown(a),
-        "top_kernels": _top(a),
-        "regions": _regions(a),
-        **{name: extra.to_dict() for name, extra in a.extras.items()},
-        "findings": a.findings,
-        "integrity": a.integrity,
-    }
+def kernel_ns(groups: Sequence[KernelGroup]) -> int:
+    """Kernel time: the groups' known totals."""
+    return sum(max(g.total_ns, 0) for g in groups)
 
 
-def _verdict(a: Analysis) -> dict[str, Any]:
-    v = a.verdict
+def kernel_times_known(groups: Sequence[KernelGroup]) -> bool:
+    return all(g.total_ns >= 0 for g in groups)
+
+
+def verdict(v: Verdict, b: Breakdown | None) -> dict[str, Any]:
     outside = v.utilization_outside_gap
     return {
         "bound": v.bound,
@@ -83,38 +55,36 @@ def _verdict(a: Analysis) -> dict[str, Any]:
         "utilization": round(v.utilization, 6),
         "cause": v.cause or None,
         "utilization_outside_largest_gap": round(outside, 6) if outside is not None else None,
-        "steady_from_us": us(v.steady_from_ns - a.breakdown.window[0])
-        if v.steady_from_ns is not None and a.breakdown is not None
+        "steady_from_us": us(v.steady_from_ns - b.window[0])
+        if v.steady_from_ns is not None and b is not None
         else None,
         "launch_queue_p50_us": us_or_none(v.queue_p50_ns),
         "thresholds": v.thresholds,
     }
 
 
-def _breakdown(a: Analysis) -> dict[str, Any]:
+def breakdown(b: Breakdown | None, path: CriticalPath | None) -> dict[str, Any]:
     """`breakdown` (what the parts mean, the judged totals, the bounds), `step_breakdown` (a row
     per step) and `critical_path` (a row per link of each step's path); null without a
     timeline."""
-    b, path = a.breakdown, a.critical
     if b is None or path is None:
         return {"breakdown": None, "step_breakdown": None, "critical_path": None}
     return {
-        "breakdown": breakdown.summary(b, path.at_most_ns),
-        "step_breakdown": breakdown.rows(b),
-        "critical_path": critical.rows(path, b.steps.names, breakdown.MAX_STEPS),
+        "breakdown": breakdown_mod.summary(b, path.at_most_ns),
+        "step_breakdown": breakdown_mod.rows(b),
+        "critical_path": critical.rows(path, b.steps.names, breakdown_mod.MAX_STEPS),
     }
 
 
-def _gap(a: Analysis, gap: Gap | None) -> dict[str, Any] | None:
+def _gap(trace: Trace, line: Timeline, gap: Gap | None) -> dict[str, Any] | None:
     if gap is None:
         return None
-    trace, line = a.trace, a.timeline
-    span = line.span_ns if line else 0
-    first = min(d.first_ns for d in line.devices) if line and line.devices else gap.start
+    span = line.span_ns
+    first = min(d.first_ns for d in line.devices) if line.devices else gap.start
     names = trace.names
     return {
         "time_us": us(gap.ns),
-        "share_of_span": _share(gap.ns, span),
+        "share_of_span": share(gap.ns, span),
         "cause": gap.cause,
         "device": gap.device,
         "starts_at_us": us(gap.start - first),
@@ -123,8 +93,7 @@ def _gap(a: Analysis, gap: Gap | None) -> dict[str, Any] | None:
     }
 
 
-def _source(a: Analysis) -> dict[str, Any]:
-    meta = a.trace.meta
+def source(meta: TraceMeta) -> dict[str, Any]:
     return {
         "path": meta.path,
         "format": meta.format,
@@ -151,39 +120,57 @@ def _device(device: Device) -> dict[str, Any]:
     return entry
 
 
-def _gpu_op_ns(a: Analysis) -> int:
-    return sum(ns for _, ns in a.categories.values())
+def _gpu_op_ns(categories: dict[str, tuple[int, int]]) -> int:
+    return sum(ns for _, ns in categories.values())
 
 
-def _kernels(a: Analysis) -> dict[str, Any]:
-    gpu = a.trace.gpu
-    count = sum(g.count for g in a.groups)
-    total = a.kernel_ns if a.kernel_times_known else None
+def unclassified(categories: dict[str, tuple[int, int]]) -> float:
+    """The share of GPU op time no category claims."""
+    return share(categories["other"][1], _gpu_op_ns(categories))
+
+
+def utilization(line: Timeline) -> float:
+    return share(line.busy_ns, sum(d.span_ns for d in line.devices))
+
+
+def memset(totals: tuple[int, int, int]) -> dict[str, Any]:
+    return {"count": totals[0], "time_us": us(totals[1]), "bytes": totals[2]}
+
+
+def cpu(trace: Trace, busy_ns: int) -> dict[str, Any]:
+    return {"op_time_us": us(busy_ns), "threads": _threads(trace)}
+
+
+def kernels(
+    trace: Trace, groups: Sequence[KernelGroup], launch: LaunchStats, durations: bool
+) -> dict[str, Any]:
+    gpu = trace.gpu
+    count = sum(g.count for g in groups)
+    total = kernel_ns(groups) if kernel_times_known(groups) else None
     result: dict[str, Any] = {
         "count": count,
         "time_us": us_or_none(total),
         "mean_us": us(total / count) if total is not None and count else None,
         "median_us": None,
-        "unique_names": len(a.groups),
+        "unique_names": len(groups),
         "short": None,
     }
-    if not a.inputs.durations:
+    if not durations:
         return result
-    durations = gpu.dur[gpu.kind == KERNEL]
-    launch = a.launch
-    result["mean_us"] = us(float(durations.mean())) if len(durations) else 0.0
-    result["median_us"] = us(float(np.median(durations))) if len(durations) else 0.0
+    durations_ns = gpu.dur[gpu.kind == KERNEL]
+    result["mean_us"] = us(float(durations_ns.mean())) if len(durations_ns) else 0.0
+    result["median_us"] = us(float(np.median(durations_ns))) if len(durations_ns) else 0.0
     result["short"] = {
         "threshold_us": us(SHORT_KERNEL_NS),
         "count": launch.short_kernels,
-        "share": _share(launch.short_kernels, launch.kernels),
+        "share": share(launch.short_kernels, launch.kernels),
         "time_us": us(launch.short_kernel_ns),
     }
     return result
 
 
-def _memcpy(a: Analysis) -> dict[str, Any]:
-    kinds = a.copies.values()
+def memcpy(copies: dict[str, CopyKind]) -> dict[str, Any]:
+    kinds = copies.values()
     return {
         "count": sum(k.count for k in kinds),
         "time_us": us(sum(k.time_ns for k in kinds)),
@@ -208,54 +195,52 @@ def _partial(kinds: Any) -> int | None:
     return sum(k.bytes for k in kinds) if any(k.sized for k in kinds) else None
 
 
-def _categories(a: Analysis) -> dict[str, Any]:
-    total = _gpu_op_ns(a)
-    times = a.kernel_times_known
+def categories(totals: dict[str, tuple[int, int]], times: bool) -> dict[str, Any]:
+    total = _gpu_op_ns(totals)
     return {
         name: {
             "count": count,
             "time_us": us(ns) if times else None,
-            "share": _share(ns, total) if times else None,
+            "share": share(ns, total) if times else None,
         }
-        for name, (count, ns) in sorted(a.categories.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))
+        for name, (count, ns) in sorted(totals.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))
         if name in CATEGORIES
     }
 
 
-def _families(a: Analysis) -> dict[str, Any]:
+def families(trace: Trace, classes: Classification, total: int) -> dict[str, Any]:
     """Kernel calls and time per family (share of kernel time), the top kernel of each."""
-    total = a.kernel_ns
     return {
         f.family: {
             "count": f.count,
             "time_us": us(f.time_ns) if f.time_ns >= 0 else None,
-            "share": _share(f.time_ns, total) if f.time_ns >= 0 else None,
+            "share": share(f.time_ns, total) if f.time_ns >= 0 else None,
             "top": f.top,
         }
-        for f in family_totals(a.trace, a.classes)
+        for f in family_totals(trace, classes)
     }
 
 
-def _devices(a: Analysis) -> list[dict[str, Any]]:
-    known = {d.id: d for d in a.trace.meta.devices}
-    if a.timeline is None:
+def devices(meta: TraceMeta, line: Timeline | None) -> list[dict[str, Any]]:
+    known = {d.id: d for d in meta.devices}
+    if line is None:
         return [{**_device(d), "busy_us": None, "span_us": None, "idle_us": None,
-                 "utilization": None} for d in a.trace.meta.devices]  # fmt: skip
+                 "utilization": None} for d in meta.devices]  # fmt: skip
     result = []
-    for d in a.timeline.devices:
+    for d in line.devices:
         device = known.get(d.device)
         entry = _device(device) if device else {"id": d.device, "name": ""}
         entry.update(
             busy_us=us(d.busy_ns),
             span_us=us(d.span_ns),
             idle_us=us(d.idle_ns),
-            utilization=_share(d.busy_ns, d.span_ns),
+            utilization=share(d.busy_ns, d.span_ns),
         )
         result.append(entry)
     return result
 
 
-def _gaps(line: Timeline) -> dict[str, Any]:
+def gaps(line: Timeline) -> dict[str, Any]:
     gaps = line.gaps
     return {
         "count": gaps.count,
@@ -274,19 +259,19 @@ def _gaps(line: Timeline) -> dict[str, Any]:
             cause: {
                 "count": gaps.attribution_count.get(cause, 0),
                 "time_us": us(gaps.attribution_ns.get(cause, 0)),
-                "share": _share(gaps.attribution_ns.get(cause, 0), gaps.total_ns),
+                "share": share(gaps.attribution_ns.get(cause, 0), gaps.total_ns),
             }
             for cause in STATES
         },
     }
 
 
-def _longest(a: Analysis, line: Timeline) -> dict[str, Any]:
+def longest(trace: Trace, line: Timeline) -> dict[str, Any]:
     """The largest gap; the longest few and the busy / idle strip they are marked on."""
     strip = line.strip
     return {
-        "largest": _gap(a, line.gaps.largest),
-        "longest": [_gap(a, g) for g in line.gaps.longest],
+        "largest": _gap(trace, line, line.gaps.largest),
+        "longest": [_gap(trace, line, g) for g in line.gaps.longest],
         "strip": {
             "bin_us": us(strip.bin_ns),
             "devices": [{"device": d, "busy": list(b)} for d, b in strip.busy.items()],
@@ -309,8 +294,7 @@ def _percentiles(values: Any) -> dict[str, float]:
     }
 
 
-def _launch(a: Analysis) -> dict[str, Any]:
-    launch = a.launch
+def launch(launch: LaunchStats) -> dict[str, Any]:
     per_step = launch.kernels_per_step
     per_ms = launch.kernels / (launch.kernel_span_ns / 1e6) if launch.kernel_span_ns else 0.0
     return {
@@ -340,7 +324,7 @@ def _launch(a: Analysis) -> dict[str, Any]:
     }
 
 
-def _sync(sync: SyncStats) -> dict[str, Any]:
+def sync(sync: SyncStats) -> dict[str, Any]:
     return {
         "count": sync.count,
         "time_us": us(sync.time_ns),
@@ -358,13 +342,12 @@ def _sync(sync: SyncStats) -> dict[str, Any]:
     }
 
 
-def _threads(a: Analysis) -> int:
-    return len(unique(a.trace.ops.tid)) if len(a.trace.ops) else 0
+def _threads(trace: Trace) -> int:
+    return len(unique(trace.ops.tid)) if len(trace.ops) else 0
 
 
-def _top(a: Analysis) -> list[dict[str, Any]]:
-    total = a.kernel_ns
-    times = a.kernel_times_known
+def top(groups: Sequence[KernelGroup], total: int, times: bool) -> list[dict[str, Any]]:
+    """The `top_kernels` rows: `groups` as given (the report's first `top` groups)."""
     return [
         {
             "name": g.name,
@@ -374,14 +357,14 @@ def _top(a: Analysis) -> list[dict[str, Any]]:
             "mean_us": us(g.mean_ns) if g.total_ns >= 0 else None,
             "min_us": us_or_none(g.min_ns),
             "max_us": us_or_none(g.max_ns),
-            "share": _share(g.total_ns, total) if times else None,
+            "share": share(g.total_ns, total) if times else None,
         }
-        for g in a.groups[: a.top]
+        for g in groups
     ]
 
 
-def _regions(a: Analysis) -> list[dict[str, Any]]:
-    window = a.window_ns or 0
+def regions(found: Sequence[Region], window_ns: int | None, timed: bool) -> list[dict[str, Any]]:
+    window = window_ns or 0
     return [
         {
             "name": r.name,
@@ -391,8 +374,8 @@ def _regions(a: Analysis) -> list[dict[str, Any]]:
             "mean_us": us(r.mean_ns),
             "min_us": us(r.min_ns),
             "max_us": us(r.max_ns),
-            "share_of_window": _share(r.total_ns, window) if window else None,
-            "gpu_busy_us": us(r.gpu_ns) if a.timeline is not None else None,
+            "share_of_window": share(r.total_ns, window) if window else None,
+            "gpu_busy_us": us(r.gpu_ns) if timed else None,
         }
-        for r in a.regions
+        for r in found
     ]

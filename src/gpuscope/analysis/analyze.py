@@ -1,46 +1,69 @@
-"""`analyze(trace) -> Analysis`: run every analysis once; `Analysis.to_dict()` is the report.
+"""`Analysis`: everything computed about one trace, and its report (`to_dict`).
 
 The dict (schema `gpuscope.analysis/1`) is what `--json` writes and what every renderer shows:
-renderers never compute. Times are int64 ns inside and µs floats in the dict.
+renderers never compute. Times are int64 ns inside and µs floats in the dict (`_serialize`
+writes each part). `pipeline.analyze(trace)` fills an `Analysis`; the extra analyses plug into
+`extras` through the `ExtraAnalysis` contract below (registered in `analysis/extras.py`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from gpuscope.analysis import causes, coldstart
-from gpuscope.analysis import findings as findings_mod
-from gpuscope.analysis import integrity as integrity_mod
-from gpuscope.analysis._intervals import union_length
-from gpuscope.analysis._unique import unique
-from gpuscope.analysis.breakdown import Breakdown, breakdown, hoststate_window
-from gpuscope.analysis.categories import Classification, Rules, classify, load_rules, parent_ops
-from gpuscope.analysis.critical import CriticalPath, critical_path
-from gpuscope.analysis.extras import Extra, extra_findings, run_extras
-from gpuscope.analysis.hoststate import idle_states
-from gpuscope.analysis.hotspots import (
-    CopyKind,
-    KernelGroup,
-    category_totals,
-    copies,
-    kernel_groups,
-    memset_totals,
-)
-from gpuscope.analysis.inputs import Inputs, inputs
-from gpuscope.analysis.launch import LaunchStats, Links, launch_stats, link
-from gpuscope.analysis.program import Program, program
-from gpuscope.analysis.regions import Region, regions
-from gpuscope.analysis.stepranges import StepRanges, device_timed, find_steps
-from gpuscope.analysis.sync import SyncStats, sync_stats
-from gpuscope.analysis.timeline import Timeline, timeline, with_states
-from gpuscope.analysis.verdict import Verdict, unknown_verdict, verdict
-from gpuscope.trace import Progress
-from gpuscope.trace.model import I32, OP, Trace
-from gpuscope.trace.registry import read_trace
+from gpuscope._version import __version__
+from gpuscope.analysis import _serialize as part
+from gpuscope.analysis._finding import Finding
+from gpuscope.analysis._opinputs import owner_rows
+from gpuscope.analysis.breakdown import Breakdown
+from gpuscope.analysis.categories import Classification
+from gpuscope.analysis.coldwork import Detected
+from gpuscope.analysis.critical import CriticalPath
+from gpuscope.analysis.hotspots import CopyKind, KernelGroup
+from gpuscope.analysis.inputs import Inputs
+from gpuscope.analysis.launch import LaunchStats
+from gpuscope.analysis.links import Links
+from gpuscope.analysis.program import Program
+from gpuscope.analysis.regions import Region
+from gpuscope.analysis.stepranges import StepRanges
+from gpuscope.analysis.sync import SyncStats
+from gpuscope.analysis.timeline import Timeline
+from gpuscope.analysis.verdict import Verdict
+from gpuscope.document.model import Section
+from gpuscope.schemas import ANALYSIS as SCHEMA
+from gpuscope.trace.model import I32, Trace
+
+
+class ExtraAnalysis(Protocol):
+    """An analysis beyond the core ones (a module satisfies it): `analyse` is a pure function of
+    the trace and the core results (it must not modify them; None when the trace holds nothing
+    for it), `to_dict` its part of the report under `NAME` (µs floats, shares 0..1), `findings`
+    its findings, `section` how the views show its part."""
+
+    NAME: str
+
+    def analyse(self, a: Analysis) -> Any: ...
+
+    def to_dict(self, result: Any) -> dict[str, Any]: ...
+
+    def findings(self, a: Analysis, result: Any) -> list[Finding]: ...
+
+    def section(self, part: dict[str, Any]) -> Section: ...
+
+
+@dataclass(frozen=True)
+class Extra:
+    """What one extra analysis found (`result`: None when the trace holds nothing for it)."""
+
+    name: str
+    module: ExtraAnalysis
+    result: Any
+
+    def to_dict(self) -> dict[str, Any] | None:
+        if self.result is None:
+            return None
+        return self.module.to_dict(self.result)
 
 
 @dataclass(frozen=True, repr=False)
@@ -67,13 +90,13 @@ class Analysis:
     window_ns: int | None
     verdict: Verdict
     steps: StepRanges
-    cold: coldstart.Detected
+    cold: Detected
     breakdown: Breakdown | None  # the step-time breakdown (None without a timeline)
     critical: CriticalPath | None
     program: Program = field(default_factory=lambda: Program("unknown"))
     regions: list[Region] = field(default_factory=list)
     extras: dict[str, Extra] = field(default_factory=dict)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     integrity: list[dict[str, Any]] = field(default_factory=list)
     top: int = 15
 
@@ -81,17 +104,15 @@ class Analysis:
     def owners(self) -> Any:
         """Per row of trace.gpu: the row of trace.ops (an operator) that launched it, else -1
         (`_opinputs.owner_rows`); computed once for every analysis that needs it."""
-        from gpuscope.analysis._opinputs import owner_rows
-
         return owner_rows(self.trace, self.links)
 
     @property
     def kernel_ns(self) -> int:
-        return sum(max(g.total_ns, 0) for g in self.groups)
+        return part.kernel_ns(self.groups)
 
     @property
     def kernel_times_known(self) -> bool:
-        return all(g.total_ns >= 0 for g in self.groups)
+        return part.kernel_times_known(self.groups)
 
     @property
     def gemm_share(self) -> float | None:
@@ -101,9 +122,39 @@ class Analysis:
         return self.categories["gemm"][1] / total if total else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        from gpuscope.analysis._serialize import analysis_dict
-
-        return analysis_dict(self)
+        """The report: schema `gpuscope.analysis/1` (µs floats, shares 0..1)."""
+        line, times, trace = self.timeline, self.kernel_times_known, self.trace
+        kernel_ns = self.kernel_ns
+        return {
+            "schema": SCHEMA,
+            "gpuscope_version": __version__,
+            "source": part.source(trace.meta),
+            "program": self.program.to_dict(),
+            "window_us": part.us_or_none(self.window_ns),
+            "kernels": part.kernels(trace, self.groups, self.launch, self.inputs.durations),
+            "memcpy": part.memcpy(self.copies),
+            "memset": part.memset(self.memset),
+            "categories": part.categories(self.categories, times),
+            "unclassified_share": part.unclassified(self.categories) if times else None,
+            "families": part.families(trace, self.classes, kernel_ns),
+            "gemm_share": part.share(self.categories["gemm"][1], kernel_ns) if times else None,
+            "gpu_busy_us": part.us(line.busy_ns) if line else None,
+            "span_us": part.us(line.span_ns) if line else None,
+            "idle_us": part.us(line.idle_ns) if line else None,
+            "utilization": part.utilization(line) if line else None,
+            "devices": part.devices(trace.meta, line),
+            "gaps": {**part.gaps(line), **part.longest(trace, line)} if line else None,
+            "launch": part.launch(self.launch) if self.inputs.launch else None,
+            "sync": part.sync(self.sync) if self.sync else None,
+            "cpu": part.cpu(trace, self.cpu_busy_ns) if self.cpu_busy_ns is not None else None,
+            "verdict": part.verdict(self.verdict, self.breakdown),
+            **part.breakdown(self.breakdown, self.critical),
+            "top_kernels": part.top(self.groups[: self.top], kernel_ns, times),
+            "regions": part.regions(self.regions, self.window_ns, line is not None),
+            **{name: extra.to_dict() for name, extra in self.extras.items()},
+            "findings": [f.to_dict() for f in self.findings],
+            "integrity": self.integrity,
+        }
 
     def __repr__(self) -> str:  # the generated one printed every column: 160 k characters
         meta = self.trace.meta
@@ -112,94 +163,3 @@ class Analysis:
             f"<Analysis {meta.path!r} ({meta.format}): {kernels:,} kernels, verdict "
             f"{self.verdict.bound}, {len(self.findings)} findings>"
         )
-
-
-def analyze(trace: Trace, rules: Rules | None = None, top: int = 15) -> Analysis:
-    """Analyse one trace. Example: `analyze(read_trace("trace.json.gz")).to_dict()`."""
-    rules = rules or load_rules()
-    available = inputs(trace)
-    classes = classify(trace, rules)
-    links = link(trace)
-    window = _window(trace) if available.timeline else None
-    sync = sync_stats(trace, links, window or 0) if available.sync else None
-    launch = launch_stats(trace, links)
-    host_steps = find_steps(trace)
-    cold = coldstart.detect(trace, links)
-    kind = program(trace)
-    steps, line, parts, path = host_steps, None, None, None
-    if available.timeline:
-        line = timeline(trace)
-    if line is not None and len(trace.gpu.start):  # a CPU-only trace has no device to wait
-        steps = device_timed(trace, links, host_steps)
-        idle = idle_states(trace, links, hoststate_window(trace, steps), cold.intervals())
-        parts = breakdown(trace, classes, steps, idle, host_steps)
-        path = critical_path(trace, parts)
-        line = with_states(line, idle)
-    partial = Analysis(
-        trace=trace,
-        inputs=available,
-        classes=classes,
-        parent_op=parent_ops(trace, trace.gpu.external_id),
-        groups=kernel_groups(trace, classes),
-        categories=category_totals(trace, classes),
-        copies=copies(trace),
-        memset=memset_totals(trace),
-        links=links,
-        launch=launch,
-        sync=sync,
-        timeline=line,
-        cpu_busy_ns=_cpu_busy(trace) if available.cpu else None,
-        window_ns=window,
-        verdict=verdict(line, launch if available.launch else None, trace, parts, kind.kind)
-        if line is not None and parts is not None
-        else unknown_verdict(trace),
-        steps=steps,
-        cold=cold,
-        breakdown=parts,
-        critical=path,
-        program=kind,
-        regions=regions(trace) if trace.provides("markers") else [],
-        top=top,
-    )
-    partial = dataclasses.replace(partial, extras=run_extras(partial))
-    return dataclasses.replace(
-        partial,
-        findings=causes.findings(partial)
-        + findings_mod.findings(partial)
-        + extra_findings(partial),
-        integrity=integrity_mod.integrity(partial),
-    )
-
-
-def analyze_file(
-    path: str | Path,
-    *,
-    categories: str | Path | None = None,
-    top: int = 15,
-    progress: Progress | None = None,
-) -> Analysis:
-    """Read a trace file and analyse it (`gpuscope.analyze`)."""
-    trace = read_trace(str(path), progress)
-    return analyze(trace, load_rules(categories), top)
-
-
-def _window(trace: Trace) -> int:
-    """The profiled window: the profiler's own span, else first to last event of any kind."""
-    if trace.meta.profiler_span is not None:
-        lo, hi = trace.meta.profiler_span
-        return hi - lo
-    tables = [t.take(t.start >= 0) for t in (trace.gpu, trace.host, trace.ops)]
-    starts = [t.start.min() for t in tables if len(t)]
-    ends = [t.end.max() for t in tables if len(t)]
-    return int(max(ends) - min(starts)) if starts else 0
-
-
-def _cpu_busy(trace: Trace) -> int:
-    """CPU operator time: the union of cpu_op intervals per thread, summed over threads."""
-    ops = trace.ops
-    chosen = ops.kind == OP
-    total = 0
-    for tid in unique(ops.tid[chosen]):
-        rows = chosen & (ops.tid == tid)
-        total += union_length(ops.start[rows], ops.end[rows])
-    return total

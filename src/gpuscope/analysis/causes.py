@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import Breakdown
 from gpuscope.analysis.hoststate import STATES, blocking_calls, state_text
 from gpuscope.analysis.hotspots import migrations
+from gpuscope.analysis.launch import GRAPH_REPLAYED
 from gpuscope.analysis.stepranges import slot
 from gpuscope.document.units import nbytes, time_ns
 from gpuscope.peaks import peaks_for
@@ -52,7 +53,6 @@ WARNING_SHARE = 0.20  # ... a warning from this share
 COPY_INFO = 0.01  # copies: reported from this share (or when any is from pageable memory)
 COPY_WARNING = 0.05
 SMALL_COPY = 64 * 1024  # bytes per copy under which copies are latency, not bandwidth
-GRAPH_REPLAYED = 0.50  # share of kernels launched by graph launches: the trace already uses graphs
 SYNCS_IN_STEP = 2  # a step with this many blocking syncs cannot be captured as a graph
 PINNED_NEAR_LINK = 0.6  # pinned copies at this share of the host link: already at the link's pace
 COMPILED = re.compile(r"^(CompiledFunction(Backward)?|Torch-Compiled Region|## Call Compiled)")
@@ -90,14 +90,14 @@ def findings(a: Analysis) -> list[Finding]:
 
 def _provisional(f: Finding, cold: float) -> Finding:
     then = f["action"][0].lower() + f["action"][1:]
-    return {
-        **f,
-        "severity": "info",
-        "message": f["message"] + f"; but start-up holds {cold:.0%} of that time (see "
+    return replace(
+        f,
+        severity="info",
+        message=f["message"] + f"; but start-up holds {cold:.0%} of that time (see "
         "cold-start): this may be the first iteration's host work, not the steady state's",
-        "action": f"Profile after warm-up first (see cold-start); if it persists: {then}",
-        "evidence": {**f["evidence"], "startup_share": round(cold, 4)},
-    }
+        action=f"Profile after warm-up first (see cold-start); if it persists: {then}",
+        evidence={**f["evidence"], "startup_share": round(cold, 4)},
+    )
 
 
 def _context(a: Analysis, b: Breakdown) -> Context:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis import _efficiency_advice as advice
+from gpuscope.analysis import _efficiency_rules as rules
 from gpuscope.analysis._finding import Finding, us
 from gpuscope.analysis._flops import GEMM, MODELS, Work, work
 from gpuscope.analysis._opinputs import Recorded, distinct, per_op, short
@@ -299,10 +299,10 @@ def to_dict(result: Result) -> dict[str, Any]:
         "thresholds": {
             "big": BIG,
             "skinny": SKINNY,
-            "low": advice.LOW,
-            "good": advice.GOOD,
-            "gemm_share": advice.GEMM_SHARE_FIRES,
-            "warning_share": advice.WARN_SHARE,
+            "low": rules.LOW,
+            "good": rules.GOOD,
+            "gemm_share": rules.GEMM_SHARE_FIRES,
+            "warning_share": rules.WARN_SHARE,
         },
         "families": {
             f: summary([g for g in result.groups if g.work.family == f])
@@ -325,7 +325,7 @@ def findings(a: Analysis, result: Result) -> list[Finding]:
     serving = any(t.startswith("serving:") for t in a.program.traits)
     attention = a.categories.get("attention", (0, 0))[1] > 0
     fuse = "serving" if serving else "attention" if attention else "no-attention"
-    found = advice.gemm_efficiency(to_dict(result), a.verdict.bound, shapes_on, fuse)
+    found = rules.gemm_efficiency(to_dict(result), a.verdict.bound, shapes_on, fuse)
     return [found] if found is not None else []
 
 

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis._finding import Finding, finding, us
+from gpuscope.document.names import clip
 from gpuscope.document.units import percent, time_ns
 
 FIXED_NS = 3_000
@@ -201,7 +202,7 @@ def small_grid_finding(
     word = "block" if fill.unit == "SM" else "work-group"
     times = "1 launch" if found.launches == 1 else f"{found.launches:,} launches"
     message = (
-        f"{_short(found.kernel)}: {times} with a grid of {fill.blocks:,} {word}"
+        f"{clip(found.kernel, 70)}: {times} with a grid of {fill.blocks:,} {word}"
         f"{'s' if fill.blocks != 1 else ''} ({threads_of(found.block):,} threads each) on a GPU "
         f"of {fill.units:,} {fill.unit}s ({fill.waves_text}): {fill.idle_units:,} "
         f"{fill.unit}s idle through {time_ns(found.time_ns)}, {percent(share)} of {of} "
@@ -222,7 +223,3 @@ def small_grid_finding(
     }
     return finding("small-grid", level, message, action(kind), evidence,
                    impact_ns=found.stake_ns, cause="launch-config")  # fmt: skip
-
-
-def _short(name: str, width: int = 70) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"

@@ -45,7 +45,8 @@ import numpy as np
 from gpuscope.analysis._intervals import merge, paint, take
 from gpuscope.analysis._nesting import is_user_frame
 from gpuscope.analysis._unique import sort_by, unique
-from gpuscope.analysis.launch import STEP, Links
+from gpuscope.analysis.links import Links
+from gpuscope.analysis.stepranges import STEP
 from gpuscope.analysis.sync import ASYNC_COPY_API, SYNC_API
 from gpuscope.trace.model import ANNOTATION, I64, MEMCPY, OP, PAGEABLE, PYTHON, Trace
 

@@ -16,7 +16,9 @@ import numpy as np
 
 from gpuscope.analysis._intervals import take
 from gpuscope.analysis._unique import unique
-from gpuscope.trace.model import ANNOTATION, I64, KERNEL, Trace
+from gpuscope.analysis.links import Links
+from gpuscope.analysis.stepranges import slot, step_rows
+from gpuscope.trace.model import I64, KERNEL, Trace
 
 LAUNCH_API = re.compile(
     r"^(cudaLaunchKernel|cudaLaunchKernelExC|cudaLaunchKernelEx|cudaLaunchCooperativeKernel|"
@@ -26,17 +28,6 @@ LAUNCH_API = re.compile(
 )
 GRAPH_API = re.compile(r"^(cudaGraphLaunch|cuGraphLaunch|hipGraphLaunch)")
 SHORT_KERNEL_NS = 10_000  # "thin sliver" threshold: kernels shorter than 10 µs
-STEP = re.compile(r"^ProfilerStep#\d+$")
-
-
-@dataclass(frozen=True)
-class Links:
-    """For each row of trace.gpu: the index of its launching host call (-1 if none found)."""
-
-    host_index: I64
-    graph: np.ndarray[Any, np.dtype[np.bool_]]  # launched by a graph launch
-    is_launch: np.ndarray[Any, np.dtype[np.bool_]]  # per host call: a launch API
-    is_graph_launch: np.ndarray[Any, np.dtype[np.bool_]]  # per host call
 
 
 def link(trace: Trace) -> Links:
@@ -90,6 +81,9 @@ def _match_by_flows(trace: Trace, missing: Any) -> I64:
     return result
 
 
+GRAPH_REPLAYED = 0.50  # share of kernels launched by graph launches: the trace already uses graphs
+
+
 @dataclass(frozen=True)
 class LaunchStats:
     kernels: int
@@ -106,6 +100,16 @@ class LaunchStats:
     steps: int
     kernels_per_step: list[int]
     kernel_span_ns: int
+
+    @property
+    def graph_share(self) -> float:
+        """The share of kernels launched by graph launches."""
+        return self.graph_kernels / self.kernels if self.kernels else 0.0
+
+    @property
+    def graph_replayed(self) -> bool:
+        """The trace already replays its kernels from graphs (GRAPH_REPLAYED of them)."""
+        return bool(self.kernels) and self.graph_share >= GRAPH_REPLAYED
 
 
 def launch_stats(trace: Trace, links: Links) -> LaunchStats:
@@ -135,28 +139,17 @@ def launch_stats(trace: Trace, links: Links) -> LaunchStats:
     )
 
 
-def steps(trace: Trace) -> tuple[I64, I64]:
-    """[start, end) of each ProfilerStep#N annotation, sorted."""
-    ops = trace.ops
-    if len(ops) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    step_names = [i for i in unique(ops.name) if STEP.match(trace.names[i])]
-    mask = (ops.kind == ANNOTATION) & np.isin(ops.name, step_names)
-    order = np.argsort(ops.start[mask])
-    return ops.start[mask][order], ops.end[mask][order]
-
-
 def _step_count(trace: Trace) -> int:
-    return len(steps(trace)[0])
+    return len(step_rows(trace))
 
 
 def _kernels_per_step(trace: Trace, links: Links, kernel: Any) -> list[int]:
-    """Kernels launched (host-side launch time) inside each step; by kernel start if unlinked."""
-    lo, hi = steps(trace)
-    if len(lo) == 0:
+    """Kernels launched (host-side launch time) inside each ProfilerStep#N range; by kernel
+    start if unlinked."""
+    rows = step_rows(trace)
+    if len(rows) == 0:
         return []
     index = links.host_index[kernel]
     when = take(trace.host.start, index, trace.gpu.start[kernel])
-    slot = np.searchsorted(lo, when, side="right") - 1
-    inside = (slot >= 0) & (when < hi[np.maximum(slot, 0)])
-    return [int(n) for n in np.bincount(slot[inside], minlength=len(lo))]
+    step = slot(when, trace.ops.start[rows], trace.ops.end[rows])
+    return [int(n) for n in np.bincount(step[step >= 0], minlength=len(rows))]

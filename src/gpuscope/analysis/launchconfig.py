@@ -17,7 +17,7 @@ count, their time mostly waiting for peers) and spin / sleep kernels are listed,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -166,9 +166,13 @@ def findings(a: Analysis, result: Result) -> list[Finding]:
         if made is None:
             continue
         if bound not in ("gpu-bound", "no-gpu-activity", "unknown", ""):
-            made["action"] += (
-                f". The trace is {bound}: the GPU also waits for other work, so a fuller grid "
-                "shortens the step only once that wait is fixed"
+            made = replace(
+                made,
+                action=made.action
+                + (
+                    f". The trace is {bound}: the GPU also waits for other work, so a fuller grid "
+                    "shortens the step only once that wait is fixed"
+                ),
             )
         found.append(made)
     return found[:FINDINGS]

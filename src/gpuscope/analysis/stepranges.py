@@ -25,9 +25,10 @@ import numpy as np
 
 from gpuscope.analysis._intervals import take
 from gpuscope.analysis._unique import unique
-from gpuscope.analysis.launch import STEP, Links
+from gpuscope.analysis.links import Links
 from gpuscope.trace.model import ANNOTATION, I64, OP, Mask, Trace
 
+STEP = re.compile(r"^ProfilerStep#\d+$")
 OPTIMIZER_STEP = re.compile(r"^Optimizer\.step#.*\.step$")
 FIRST_STEP_RATIO = 1.5  # a leading step ≥ this × the median of the later ones: warm-up
 AHEAD = 0.5  # the work of the median step ends this share of its range after the range ends

@@ -38,17 +38,10 @@ from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import PART_LABELS, PARTS
-from gpuscope.analysis.stepranges import (
-    FIRST_STEP_RATIO,
-    empty_step_names,
-    slot,
-    warmup_count,
-)
+from gpuscope.analysis.stepranges import empty_step_names, slot, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
 from gpuscope.trace.model import ANNOTATION, I64, KERNEL, OP, Mask, Trace
-
-__all__ = ["FIRST_STEP_RATIO", "warmup_count"]
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis

@@ -22,7 +22,7 @@ import numpy as np
 
 from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._unique import unique
-from gpuscope.analysis.launch import Links
+from gpuscope.analysis.links import Links
 from gpuscope.trace.model import I64, MEMCPY, PAGEABLE, Mask, Syncs, Trace
 
 SYNC_API = re.compile(

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.errors import InputError, ToolError
+from gpuscope.schemas import PROFILE as SCHEMA
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
@@ -34,7 +35,6 @@ TRACE_FILE = "trace.json.gz"
 TABLE_FILE = "key_averages.txt"
 ANALYSIS_FILE = "analysis.json"
 SUMMARY_FILE = "profile.json"
-SCHEMA = "gpuscope.profile/1"
 FIRST_CALL_SLOW = 2.0  # a first call this many times a warm call: compile / lazy-init time
 
 
@@ -112,7 +112,7 @@ def profile(
     first = call()
     warm = [call() for _ in range(warmup)]
     trace, table = _profile_window(torch, fn, args, kwargs, on_gpu, iterations, with_stack, out)
-    from gpuscope.analysis.analyze import analyze_file
+    from gpuscope.analysis.pipeline import analyze_file
 
     analysis = analyze_file(trace)
     result = ProfileResult(

@@ -28,7 +28,6 @@ DESCRIPTION = (  # every format the reader registry knows (gpuscope/formats.py)
     f"analyze profiler outputs — {formats_help()}: files or whole output directories (the "
     "format is found by content)"
 )
-SET_SCHEMA = "gpuscope.analysis-set/1"
 PROGRESS_MIN_BYTES = 16 << 20
 
 
@@ -109,7 +108,9 @@ def main(args: argparse.Namespace) -> int:
     _emit(reports, args, ranks, found.failed)
     _tables_and_figures(args, reports, ranks, found.failed, analysis)
     if not broken:  # last: a result is kept once every output asked for is written
-        _keep(args, report_data(reports, ranks, found.failed))
+        from gpuscope.ranks.api import analysis_set
+
+        _keep(args, analysis_set(reports, ranks, found.failed))
     return 2 if broken else 0
 
 
@@ -155,23 +156,12 @@ def _check_engine(args: argparse.Namespace) -> None:
 
 def _find(args: argparse.Namespace) -> _Found:
     """Every path's sources; one path that fails raises, several are recorded and go on."""
-    from gpuscope.errors import GpuscopeError
-    from gpuscope.ranks.api import forget_heads
-    from gpuscope.trace.registry import find_sources, together
+    from gpuscope.trace.registry import sources
 
     found = _Found()
-    for path in args.traces:
-        bad: list[tuple[str, str]] | None = [] if args.skip_bad else None
-        try:
-            found.sources += find_sources(path, bad)
-        except GpuscopeError as error:
-            if len(args.traces) == 1:
-                raise
-            found.failed.append((path, str(error)))
-        found.failed += bad or []
-        if len(args.traces) > 1:
-            forget_heads()  # the first MiB of each file, cached: the workers read them anyway
-    found.sources = together(found.sources)  # one run's files named one by one: one trace
+    bad = found.failed if args.skip_bad else None  # unreadable files in a folder
+    failed = found.failed if len(args.traces) > 1 else None  # one path that fails raises
+    found.sources = sources(args.traces, bad, failed)
     return found
 
 
@@ -227,7 +217,7 @@ def _analyze_one(source: Any, rules: Any, top: int) -> dict[str, Any]:
 
 
 def _analysis_of(source: Any, rules: Any, top: int) -> Any:
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     with _progress(source.paths[0]) as progress:
@@ -265,30 +255,15 @@ def _tables_and_figures(
         _tables.write_figures(args, SetPlots(reports, ranks))
 
 
-def report_data(
-    reports: list[dict[str, Any]],
-    ranks: dict[str, Any] | None = None,
-    failed: list[tuple[str, str]] | None = None,
-) -> dict[str, Any]:
-    """What --json writes: one report, or a set (several reports, the cross-rank part, or inputs
-    that could not be read — each recorded with its error)."""
-    if len(reports) == 1 and ranks is None and not failed:
-        return reports[0]
-    data: dict[str, Any] = {"schema": SET_SCHEMA, "reports": reports}
-    if ranks is not None:
-        data["ranks"] = ranks
-    if failed:
-        data["failed"] = [{"path": path, "error": error} for path, error in failed]
-    return data
-
-
 def json_report(
     reports: list[dict[str, Any]],
     ranks: dict[str, Any] | None = None,
     failed: list[tuple[str, str]] | None = None,
 ) -> bytes:
     """What `--json` writes, encoded (schemas: `gpuscope.schemas.load(name)`)."""
-    return json_bytes(report_data(reports, ranks, failed))
+    from gpuscope.ranks.api import analysis_set
+
+    return json_bytes(analysis_set(reports, ranks, failed))
 
 
 def _emit(

@@ -171,7 +171,7 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     from gpuscope.commands._render import show
     from gpuscope.timing.harness import bench
     from gpuscope.timing.layout import measurement_document
-    from gpuscope.timing.measurement import to_json
+    from gpuscope.timing.record import to_json
     from gpuscope.timing.spec import load
 
     target = load(args.target)
@@ -197,7 +197,7 @@ def _single(args: argparse.Namespace, console: Any) -> int:
     if args.json:
         write(args.json, to_json(m))
     if args.record:
-        from gpuscope.timing.measurement import to_builtins
+        from gpuscope.timing.record import to_builtins
 
         _keep(args, to_builtins(m), args.target)
     if old is not None:

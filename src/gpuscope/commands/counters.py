@@ -71,18 +71,18 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _analyse(args: argparse.Namespace) -> int:
-    from gpuscope.counters.analysis import analyse_counters
-    from gpuscope.trace.registry import find_sources, read_source, together
+    from gpuscope.counters.pipeline import analyse_counters
+    from gpuscope.trace.registry import read_source, sources
 
-    sources = together([s for path in args.traces for s in find_sources(path)])
-    inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in sources for p in s.paths)]
+    found = sources(args.traces)
+    inputs = [*args.traces, args.peaks, args.list_avail, *(p for s in found for p in s.paths)]
     from gpuscope.commands._record import checked, db_output, record
 
     check(args, inputs, db_output(args))
     _tables.check_folders(args, inputs)
 
     checked(args)
-    traces = [read_source(s) for s in sources]
+    traces = [read_source(s) for s in found]
     for trace in traces:
         for warning in trace.meta.warnings:
             warn(f"{trace.meta.path}: {warning}")

@@ -54,9 +54,9 @@ def main(args: argparse.Namespace) -> int:
 def _sources(path: str) -> Any:
     """The one trace in `path` (a file, or a directory holding one process's outputs)."""
     from gpuscope.errors import InputError
-    from gpuscope.trace.registry import find_sources
+    from gpuscope.trace.registry import sources as sources_of
 
-    sources = find_sources(path)
+    sources = sources_of([path])
     if len(sources) > 1:
         names = ", ".join(s.path for s in sources[:4])
         raise InputError(f"{path}: holds {len(sources)} traces ({names}…); diff compares one "
@@ -66,7 +66,7 @@ def _sources(path: str) -> Any:
 
 def _analyze(source: Any, rules: Any) -> Any:
 
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     trace = read_source(source)

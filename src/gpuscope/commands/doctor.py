@@ -20,9 +20,9 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gpuscope.commands._output import check, write_text
+    from gpuscope.doctor.diagnose import diagnose
     from gpuscope.output import is_stdout
     from gpuscope.tools.config import load_catalog
-    from gpuscope.tools.doctor import diagnose
 
     check(args, [args.tools_config])  # --json over the tools config it reads: refused
     catalog = load_catalog(Path(args.tools_config) if args.tools_config else None)
@@ -32,8 +32,8 @@ def main(args: argparse.Namespace) -> int:
         if is_stdout(args.json):
             return 0
     from gpuscope.commands._render import show
+    from gpuscope.doctor.layout import doctor_document
     from gpuscope.text import printable_data
-    from gpuscope.tools.doctor_layout import doctor_document
 
     show(printable_data(doctor_document(report, show_all=args.all)))
     return 0

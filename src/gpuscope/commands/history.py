@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.commands._record import DB_HELP
+from gpuscope.schemas import HISTORY_LIST as LIST_SCHEMA
+from gpuscope.schemas import HISTORY_RESULT as RESULT_SCHEMA
 
 if TYPE_CHECKING:
     from gpuscope.history.model import Result
     from gpuscope.history.store import Store
 
 HELP = "the history of recorded results: list, show, trend, export, import"
-LIST_SCHEMA = "gpuscope.history-list/1"
-RESULT_SCHEMA = "gpuscope.history-result/1"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -231,7 +231,7 @@ def _export(args: argparse.Namespace) -> int:
             with writing(args.output) as path:
                 transfer.to_parquet(results, path)
         elif kind == "perf.csv":
-            from gpuscope.tools import perfcsv
+            from gpuscope.madengine import perfcsv
 
             perfcsv.write(args.output, transfer.to_perf_rows(results))
         else:
@@ -303,8 +303,8 @@ def _read_import(path: Path, args: argparse.Namespace) -> tuple[list[Result], st
 
 def _read_perf_csv(path: Path, args: argparse.Namespace) -> tuple[list[Result], str | None]:
     from gpuscope.history import transfer
-    from gpuscope.tools import perfcsv
-    from gpuscope.tools.performance import direction_of
+    from gpuscope.madengine import perfcsv
+    from gpuscope.madengine.performance import direction_of
 
     found = perfcsv.read_numbered(path)
     when = transfer._mtime(path)

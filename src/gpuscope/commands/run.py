@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.commands._record import add_options
 
 if TYPE_CHECKING:
+    from gpuscope.run.session import RunRequest, RunResult
+    from gpuscope.run.workload_metric import PerfOptions
     from gpuscope.tools.config import ToolConfig
-    from gpuscope.tools.session import RunRequest, RunResult
-    from gpuscope.tools.workload_metric import PerfOptions
 
 HELP = "run any command inside stacked profilers, library tracers and power/VRAM samplers"
 
@@ -71,7 +71,9 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gpuscope.commands import _record
-    from gpuscope.tools import config, context, session
+    from gpuscope.madengine import context
+    from gpuscope.run import session
+    from gpuscope.tools import config
 
     tools_config = Path(args.tools_config) if args.tools_config else None
     if args.list_tools:
@@ -148,7 +150,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     inputs = [args.additional_context_file, args.tools_config, args.multiple_results]
     check_outputs({"--perf-csv": args.perf_csv, **db_output(args)}, [p for p in inputs if p])
     if args.perf_csv:
-        from gpuscope.tools.perfcsv import check_target
+        from gpuscope.madengine.perfcsv import check_target
 
         check_target(args.perf_csv)  # before the command runs: a file that is not a perf.csv
 
@@ -157,7 +159,7 @@ def _perf_options(args: argparse.Namespace) -> PerfOptions:
     from pathlib import Path
 
     from gpuscope.history.context import git_state
-    from gpuscope.tools.workload_metric import PerfOptions
+    from gpuscope.run.workload_metric import PerfOptions
 
     commit = args.commit or git_state(Path.cwd(), {}).get("commit") or ""
     multiple = Path(args.multiple_results) if args.multiple_results else None
@@ -168,7 +170,7 @@ def _baseline(request: RunRequest, say: Callable[[str], None] | None) -> RunResu
     """The same command without tools, first (the profiled run then follows it)."""
     from dataclasses import replace
 
-    from gpuscope.tools import session
+    from gpuscope.run import session
 
     if say:
         say("baseline: the command without tools")
@@ -178,7 +180,7 @@ def _baseline(request: RunRequest, say: Callable[[str], None] | None) -> RunResu
 
 def _compare(baseline: RunResult, result: RunResult, say: Callable[[str], None] | None) -> None:
     """Both runs' wall time and own metric, and the overhead, into the profiled manifest."""
-    from gpuscope.tools.workload_metric import overhead
+    from gpuscope.run.workload_metric import overhead
 
     base = baseline.manifest
     result.manifest.baseline = {
@@ -194,7 +196,7 @@ def _compare(baseline: RunResult, result: RunResult, say: Callable[[str], None] 
 
 
 def _overhead_lines(baseline: RunResult, result: RunResult) -> list[str]:
-    from gpuscope.tools.workload_metric import metrics_of
+    from gpuscope.run.workload_metric import metrics_of
 
     base, prof = baseline.manifest, result.manifest
     found = prof.baseline["overhead"] if prof.baseline else {}
@@ -222,7 +224,7 @@ def _pct(value: float | None) -> str:
 
 def _share(args: argparse.Namespace, rows: list[dict[str, str]]) -> None:
     if args.perf_csv and rows:
-        from gpuscope.tools import perfcsv
+        from gpuscope.madengine import perfcsv
 
         perfcsv.append(args.perf_csv, rows)
 
@@ -243,7 +245,7 @@ def _keep(args: argparse.Namespace, result: RunResult, baseline: dict[str, Any] 
 
 
 def _model(args: argparse.Namespace, result: RunResult) -> str:
-    from gpuscope.tools.session import model_name
+    from gpuscope.run.session import model_name
 
     return str(args.model or model_name(result.manifest.command))
 

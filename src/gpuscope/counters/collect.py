@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.counters.ncu_rules import merge_rules, rules_by_row
 from gpuscope.trace.model import F64, KERNEL, Device, Trace
 
 # rocprof's derived metrics in kilobytes (1024 B); readers that do not convert them leave the
@@ -282,3 +281,28 @@ def _devices(traces: Sequence[Trace]) -> tuple[Device, ...]:
         if trace.meta.devices:
             return trace.meta.devices
     return ()
+
+
+def rules_by_row(trace: Trace) -> dict[int, list[dict[str, Any]]]:
+    """ncu's rule rows per row of trace.gpu (empty for other formats)."""
+    rules = trace.meta.extra.get("ncu_rules") or {}
+    ids = trace.meta.extra.get("ncu_ids") or []
+    return {row: list(rules[i]) for row, i in enumerate(ids) if i in rules}
+
+
+def merge_rules(per_dispatch: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per rule of a kernel group (the first dispatch's text and speedup) and the number of
+    dispatches it fired on; a rule that fires several times per launch (WorkloadImbalance of SMs,
+    L1, L2 …) keeps each occurrence."""
+    merged: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for rules in per_dispatch:
+        seen: dict[tuple[str, str], int] = {}
+        for rule in rules:
+            name = (str(rule.get("section", "")), str(rule.get("rule", "")))
+            nth = seen[name] = seen.get(name, -1) + 1
+            key = (*name, nth)
+            if key in merged:
+                merged[key]["dispatches"] += 1
+            else:
+                merged[key] = {**rule, "dispatches": 1}
+    return list(merged.values())

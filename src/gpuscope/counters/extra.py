@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis import Finding
-from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
+from gpuscope.counters.analysis import CounterAnalysis
+from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.errors import InputError
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Nsight Compute's own rule rows, kept beside gpuscope's label, and why the two may differ.
+"""Nsight Compute's own rule rows beside gpuscope's label, and why the two may differ (`collect`
+gathers the rows of each kernel).
 
 The details page of `ncu --csv` carries ncu's rule results (`Rule Name`, `Rule Type`, `Rule
 Description`, `Estimated Speedup Type`, `Estimated Speedup`; the ncu reader keeps them in
@@ -27,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gpuscope.analysis.grid import Fill
     from gpuscope.counters.label import Label
-    from gpuscope.trace.model import Trace
 
 SOL_RULE = "SOLBottleneck"
 _PHRASES = (  # (words of ncu's description, the bottleneck they name)
@@ -44,31 +44,6 @@ _PHRASES = (  # (words of ncu's description, the bottleneck they name)
 class Bottleneck:
     kind: str  # "small grid", "memory-bound", "compute-bound", "balanced", "latency-bound", "other"
     says: str  # ncu's first sentence
-
-
-def rules_by_row(trace: Trace) -> dict[int, list[dict[str, Any]]]:
-    """ncu's rule rows per row of trace.gpu (empty for other formats)."""
-    rules = trace.meta.extra.get("ncu_rules") or {}
-    ids = trace.meta.extra.get("ncu_ids") or []
-    return {row: list(rules[i]) for row, i in enumerate(ids) if i in rules}
-
-
-def merge_rules(per_dispatch: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One row per rule of a kernel group (the first dispatch's text and speedup) and the number of
-    dispatches it fired on; a rule that fires several times per launch (WorkloadImbalance of SMs,
-    L1, L2 …) keeps each occurrence."""
-    merged: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for rules in per_dispatch:
-        seen: dict[tuple[str, str], int] = {}
-        for rule in rules:
-            name = (str(rule.get("section", "")), str(rule.get("rule", "")))
-            nth = seen[name] = seen.get(name, -1) + 1
-            key = (*name, nth)
-            if key in merged:
-                merged[key]["dispatches"] += 1
-            else:
-                merged[key] = {**rule, "dispatches": 1}
-    return list(merged.values())
 
 
 def ncu_bottleneck(rules: list[dict[str, Any]]) -> Bottleneck | None:

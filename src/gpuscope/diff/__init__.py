@@ -12,6 +12,7 @@ holds Welch's t-test, `compare` builds the `Diff`, `summary` and `verdict` deriv
 
 from __future__ import annotations
 
-from gpuscope.diff.compare import SCHEMA, Diff, diff
+from gpuscope.diff.compare import Diff, diff
+from gpuscope.schemas import DIFF as SCHEMA
 
 __all__ = ["SCHEMA", "Diff", "diff"]

@@ -15,29 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpuscope._version import __version__
+from gpuscope.diff import serialize as part
+from gpuscope.diff import summary
 from gpuscope.diff.kernels import KernelChange, atoms, match, movers
-from gpuscope.diff.significance import MIN_SAMPLES, Welch, welch
+from gpuscope.diff.steps import StepTimes, step_times
+from gpuscope.diff.verdict import verdict
+from gpuscope.schemas import DIFF as SCHEMA
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
-
-SCHEMA = "gpuscope.diff/1"
-
-
-@dataclass(frozen=True)
-class StepTimes:
-    """The steady ProfilerStep#N times of both sides (ns), as `analysis.steps` measures them."""
-
-    before: tuple[int, ...]
-    after: tuple[int, ...]
-    measure: str  # "wall" (the step ranges) or "device span" (the span of each step's work)
-
-    @property
-    def test(self) -> Welch | None:
-        """Welch's test of the mean step time, with MIN_SAMPLES steady steps on each side."""
-        if min(len(self.before), len(self.after)) < MIN_SAMPLES:
-            return None
-        return welch(self.before, self.after)
 
 
 @dataclass(frozen=True, repr=False)
@@ -55,9 +42,20 @@ class Diff:
         return movers(list(self.kernels))
 
     def to_dict(self) -> dict[str, Any]:
-        from gpuscope.diff.serialize import diff_dict
-
-        return diff_dict(self)
+        """The report: schema `gpuscope.diff/1` (`serialize` writes each part)."""
+        before, after = self.before, self.after
+        return {
+            "schema": SCHEMA,
+            "gpuscope_version": __version__,
+            "before": part.profile(before),
+            "after": part.profile(after),
+            "verdict": verdict(before, after, self.steps),
+            "summary": part.metrics(before, after),
+            "categories": part.categories(before, after),
+            "kernels": part.kernels(list(self.kernels), self.movers),
+            "findings": summary.findings_change(before, after),
+            "caveats": summary.caveats(before, after),
+        }
 
     def __repr__(self) -> str:  # not both analyses, column by column
         return f"<Diff {self.before!r} → {self.after!r}: {len(self.kernels)} kernel changes>"
@@ -71,25 +69,3 @@ def diff(before: Analysis, after: Analysis) -> Diff:
         kernels=tuple(match(atoms(before), atoms(after))),
         steps=step_times(before, after),
     )
-
-
-def step_times(before: Analysis, after: Analysis) -> StepTimes | None:
-    """Steady step times of both sides, measured alike: when `steps` timed one side by the
-    device span and the other by the wall, both are taken by the wall."""
-    left, right = _steps(before), _steps(after)
-    if left is None or right is None:
-        return None
-    same = left.timed_by == right.timed_by
-    measure = left.timed_by if same else "host"
-
-    def times(result: Any) -> tuple[int, ...]:
-        return tuple(result.time(s) if same else s.wall_ns for s in result.steady)
-
-    return StepTimes(times(left), times(right), "device span" if measure == "device" else "wall")
-
-
-def _steps(a: Analysis) -> Any:
-    """The `steps` analysis of one side, when it found complete steps."""
-    extra = a.extras.get("steps")
-    result = extra.result if extra is not None else None
-    return result if result is not None and result.steady else None

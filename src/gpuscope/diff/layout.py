@@ -28,8 +28,8 @@ from gpuscope.document.model import (
 )
 from gpuscope.document.names import short_name
 from gpuscope.errors import InputError
+from gpuscope.schemas import DIFF as SCHEMA
 
-SCHEMA = "gpuscope.diff/1"
 Report = Mapping[str, Any]
 BRIEF_METRICS = ("gpu_time_us", "kernel_time_us", "kernels", "gpu_busy_us", "span_us")
 BRIEF_MOVERS = 10

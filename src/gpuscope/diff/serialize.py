@@ -1,4 +1,5 @@
-"""`Diff` → the plain dict of schema `gpuscope.diff/1` (what `gpuscope diff --json` writes).
+"""The parts of the dict of schema `gpuscope.diff/1` (what `gpuscope diff --json` writes), each
+from what it shows: `Diff.to_dict` (compare.py) puts them together.
 
 Times are µs floats rounded to the ns; `change` is the relative change (after / before − 1);
 `delta` is after − before. A number a side cannot measure is null, never 0. docs/diff.md
@@ -10,36 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gpuscope._version import __version__
 from gpuscope.diff import summary
-from gpuscope.diff.compare import SCHEMA
 from gpuscope.diff.kernels import MATCHES, MOVERS_SHARE, KernelChange, Side
 from gpuscope.diff.significance import ALPHA
-from gpuscope.diff.verdict import verdict
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
-    from gpuscope.diff.compare import Diff
 
 NAMES_KEPT = 8  # kernel names listed per side of a change
 
 
-def diff_dict(d: Diff) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "gpuscope_version": __version__,
-        "before": _profile(d.before),
-        "after": _profile(d.after),
-        "verdict": verdict(d),
-        "summary": _summary(d),
-        "categories": _categories(d),
-        "kernels": _kernels(d),
-        "findings": summary.findings_change(d.before, d.after),
-        "caveats": summary.caveats(d.before, d.after),
-    }
-
-
-def _profile(a: Analysis) -> dict[str, Any]:
+def profile(a: Analysis) -> dict[str, Any]:
     meta = a.trace.meta
     steps = a.extras.get("steps")
     result = steps.result if steps is not None else None
@@ -58,8 +40,9 @@ def _us(ns: float | None) -> float | None:
     return None if ns is None or ns < 0 else round(float(ns) / 1000.0, 3)
 
 
-def _summary(d: Diff) -> dict[str, Any]:
-    before, after = summary.metrics(d.before), summary.metrics(d.after)
+def metrics(old: Analysis, new: Analysis) -> dict[str, Any]:
+    """The `summary` part: each metric of `summary.METRICS` before and after."""
+    before, after = summary.metrics(old), summary.metrics(new)
     return {_key(name): _metric(name, before[name], after[name]) for name in summary.METRICS}
 
 
@@ -88,8 +71,8 @@ def _metric(name: str, before: float | None, after: float | None) -> dict[str, A
     }
 
 
-def _categories(d: Diff) -> dict[str, Any]:
-    times = d.before.kernel_times_known and d.after.kernel_times_known
+def categories(before: Analysis, after: Analysis) -> dict[str, Any]:
+    times = before.kernel_times_known and after.kernel_times_known
     return {
         name: {
             "before": {"count": old[0], "time_us": _us(old[1]) if times else None},
@@ -97,13 +80,12 @@ def _categories(d: Diff) -> dict[str, Any]:
             "delta_us": round((new[1] - old[1]) / 1000.0, 3) if times else None,
             "delta_count": new[0] - old[0],
         }
-        for name, old, new in summary.categories(d.before, d.after)
+        for name, old, new in summary.categories(before, after)
     }
 
 
-def _kernels(d: Diff) -> dict[str, Any]:
-    changes = list(d.kernels)
-    count = d.movers
+def kernels(changes: list[KernelChange], count: int) -> dict[str, Any]:
+    """The `kernels` part: every change, the first `count` of them the movers."""
     known = [c.delta_ns for c in changes if c.delta_ns is not None]
     gross = sum(abs(v) for v in known)
     explained = sum(abs(c.delta_ns or 0) for c in changes[:count])

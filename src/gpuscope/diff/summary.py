@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpuscope.analysis import Finding
 from gpuscope.analysis.categories import CATEGORIES
 
 if TYPE_CHECKING:
@@ -62,17 +63,18 @@ def categories(
 
 def findings_change(before: Analysis, after: Analysis) -> dict[str, list[Any]]:
     """Findings (by id) only after (`appeared`), only before (`disappeared`), and on both."""
-    old = {f["id"] for f in before.findings}
-    new = {f["id"] for f in after.findings}
+    old = {f.id for f in before.findings}
+    new = {f.id for f in after.findings}
     return {
-        "appeared": [_brief(f) for f in after.findings if f["id"] not in old],
-        "disappeared": [_brief(f) for f in before.findings if f["id"] not in new],
+        "appeared": [_brief(f) for f in after.findings if f.id not in old],
+        "disappeared": [_brief(f) for f in before.findings if f.id not in new],
         "persisted": sorted(old & new),
     }
 
 
-def _brief(found: dict[str, Any]) -> dict[str, Any]:
-    return {k: found[k] for k in ("id", "severity", "message", "action") if k in found}
+def _brief(found: Finding) -> dict[str, Any]:
+    return {"id": found.id, "severity": found.severity, "message": found.message,
+            "action": found.action}  # fmt: skip
 
 
 def caveats(before: Analysis, after: Analysis) -> list[dict[str, str]]:

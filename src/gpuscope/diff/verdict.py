@@ -16,7 +16,8 @@ from gpuscope.diff.significance import ALPHA, MIN_SAMPLES
 from gpuscope.document import units as fmt
 
 if TYPE_CHECKING:
-    from gpuscope.diff.compare import Diff
+    from gpuscope.analysis.analyze import Analysis
+    from gpuscope.diff.steps import StepTimes
 
 UNJUDGED = ("unknown", "no-gpu-activity")  # verdicts that do not say what paces the work
 MEASURES = {
@@ -26,11 +27,12 @@ MEASURES = {
 }
 
 
-def verdict(d: Diff) -> dict[str, Any]:
-    measure, before, after = _measure(d)
+def verdict(old: Analysis, new: Analysis, steps: StepTimes | None) -> dict[str, Any]:
+    """The verdict of `new` against `old`, by their steady step times where both have them."""
+    measure, before, after = _measure(old, new, steps)
     change = (after / before - 1) if before and after is not None else None
-    significance = _significance(d, measure)
-    bound = _bound(d)
+    significance = _significance(steps, measure)
+    bound = _bound(old, new)
     result = {
         "measure": measure,
         "before_us": _us(before),
@@ -41,22 +43,23 @@ def verdict(d: Diff) -> dict[str, Any]:
         "significance": significance,
         "bound": bound,
     }
-    result["text"] = _text(result, d)
+    result["text"] = _text(result)
     return result
 
 
-def _measure(d: Diff) -> tuple[str | None, float | None, float | None]:
-    if d.steps is not None:
-        steps = d.steps
+def _measure(
+    old: Analysis, new: Analysis, steps: StepTimes | None
+) -> tuple[str | None, float | None, float | None]:
+    if steps is not None:
         return (
             "step_time",
             sum(steps.before) / len(steps.before),
             sum(steps.after) / len(steps.after),
         )
-    if d.before.timeline is not None and d.after.timeline is not None:
-        return "gpu_busy", d.before.timeline.busy_ns, d.after.timeline.busy_ns
-    if d.before.kernel_times_known and d.after.kernel_times_known:
-        return "kernel_time", d.before.kernel_ns, d.after.kernel_ns
+    if old.timeline is not None and new.timeline is not None:
+        return "gpu_busy", old.timeline.busy_ns, new.timeline.busy_ns
+    if old.kernel_times_known and new.kernel_times_known:
+        return "kernel_time", old.kernel_ns, new.kernel_ns
     return None, None, None
 
 
@@ -66,11 +69,10 @@ def _direction(before: float | None, after: float | None) -> str:
     return "slower" if after > before else "faster" if after < before else "unchanged"
 
 
-def _significance(d: Diff, measure: str | None) -> dict[str, Any]:
-    steps = d.steps
+def _significance(steps: StepTimes | None, measure: str | None) -> dict[str, Any]:
     test = steps.test if steps is not None else None
     if steps is None or test is None:
-        return {"method": None, "significant": None, "reason": _untested(d, measure)}
+        return {"method": None, "significant": None, "reason": _untested(steps, measure)}
     low, high = test.interval()
     significant = test.significant()
     p_text = f"p = {_p(test.p_value)}"
@@ -93,12 +95,12 @@ def _significance(d: Diff, measure: str | None) -> dict[str, Any]:
     }
 
 
-def _untested(d: Diff, measure: str | None) -> str:
+def _untested(steps: StepTimes | None, measure: str | None) -> str:
     if measure is None:
         return "neither profile has a time to compare"
-    if d.steps is not None:
+    if steps is not None:
         return (
-            f"{_steps(len(d.steps.before))} before and {_steps(len(d.steps.after))} after: at "
+            f"{_steps(len(steps.before))} before and {_steps(len(steps.after))} after: at "
             f"least {MIN_SAMPLES} on each side are needed to estimate the noise, so the "
             "difference cannot be called significant"
         )
@@ -113,16 +115,16 @@ def _steps(n: int) -> str:
     return f"{n} steady step" + ("" if n == 1 else "s")
 
 
-def _bound(d: Diff) -> dict[str, Any]:
+def _bound(old: Analysis, new: Analysis) -> dict[str, Any]:
     def side(a: Any) -> dict[str, Any]:
         v = a.verdict
         return {"bound": v.bound, "cause": v.cause or None, "reason": v.reason}
 
-    before, after = side(d.before), side(d.after)
+    before, after = side(old), side(new)
     return {"before": before, "after": after, "changed": before["bound"] != after["bound"]}
 
 
-def _text(v: dict[str, Any], d: Diff) -> str:
+def _text(v: dict[str, Any]) -> str:
     if v["measure"] is None:
         return f"No time to compare: {v['significance']['reason']}."
     label = MEASURES[v["measure"]]

@@ -42,6 +42,12 @@ def _simplified(name: str, depth: int, arguments: bool = False) -> str:
     return _unqualify_arguments(_collapse_templates(text, depth))
 
 
+def clip(name: str, width: int) -> str:
+    """`name` cut at its end to `width` characters, the last one "…" (for a name inside a
+    sentence, where its beginning says what it is)."""
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
 def fit(text: str, width: int) -> str:
     """`text` cut in the middle to `width` (head two thirds, tail one third)."""
     if len(text) <= width:

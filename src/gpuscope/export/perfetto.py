@@ -26,9 +26,8 @@ from gpuscope.export._events import TraceEvents
 from gpuscope.export._samplers import SamplerFile, find_sampler_files, read_sampler_file
 from gpuscope.export._tracks import Tracks
 from gpuscope.export._writer import TraceWriter, escaped
+from gpuscope.schemas import PERFETTO as SCHEMA
 from gpuscope.trace.model import Trace
-
-SCHEMA = "gpuscope.perfetto/1"
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from typing import Any
 from gpuscope.errors import InputError
 from gpuscope.history.model import LOWER, Result
 from gpuscope.history.store import Store
+from gpuscope.schemas import CHECK as SCHEMA
 from gpuscope.timing import tdist
 
-SCHEMA = "gpuscope.check/1"
 DEFAULT_WINDOW = 10
 DEFAULT_CONFIDENCE = 0.995
 DEFAULT_FLOOR = 0.01

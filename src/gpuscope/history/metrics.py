@@ -20,24 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuscope import schemas
 from gpuscope.errors import InputError
+from gpuscope.formats import endings
 from gpuscope.history.model import HIGHER, LOWER, Metric, from_samples
 
 Report = Mapping[str, Any]
 TOP_KERNELS = 10
-_SUFFIXES = (
-    ".json.gz",
-    ".json",
-    ".csv",
-    ".gz",
-    ".pb",
-    ".sqlite",
-    ".db",
-    ".rpd",
-    ".nsys-rep",
-    ".ncu-rep",
-    ".pftrace",
-)
 
 
 def of_report(report: Report) -> tuple[str, list[Metric]]:
@@ -158,19 +147,19 @@ def of_counters(report: Report) -> tuple[str, list[Metric]]:
 
 
 _READERS: dict[str, Callable[[Report], tuple[str, list[Metric]]]] = {
-    "gpuscope.run/1": of_run,
-    "gpuscope.analysis/1": of_analysis,
-    "gpuscope.analysis-set/1": of_analysis_set,
-    "gpuscope.bench/1": of_bench,
-    "gpuscope.libperf/1": of_libperf,
-    "gpuscope.counters/1": of_counters,
+    schemas.RUN: of_run,
+    schemas.ANALYSIS: of_analysis,
+    schemas.ANALYSIS_SET: of_analysis_set,
+    schemas.BENCH: of_bench,
+    schemas.LIBPERF: of_libperf,
+    schemas.COUNTERS: of_counters,
 }
 
 
 def workload_from_path(path: str | Path) -> str:
-    """A workload name from a file: its name without the format's suffixes."""
+    """A workload name from a file: its name without its format's ending (`formats.endings`)."""
     name = Path(path).name or str(path)
-    for suffix in _SUFFIXES:
+    for suffix in endings():
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
@@ -180,11 +169,11 @@ def default_workload(report: Report, path: str | Path | None = None) -> str:
     """A report's workload name when none is given: the run's model, the bench target, the
     libperf trace's model, else the input file's name."""
     schema = report.get("schema")
-    if schema == "gpuscope.run/1":
+    if schema == schemas.RUN:
         command = report.get("command") or ["run"]
         script = next((a for a in command[1:] if str(a).endswith(".py")), None)
         return Path(str(script or command[0])).stem
-    if schema == "gpuscope.bench/1" and report.get("name"):
+    if schema == schemas.BENCH and report.get("name"):
         return str(report["name"])
     source = report.get("source")
     if isinstance(source, Mapping) and source.get("path"):

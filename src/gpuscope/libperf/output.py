@@ -9,7 +9,6 @@ and the PyTorch row of one config are comparable.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,11 +17,10 @@ from pathlib import Path
 from gpuscope.analysis.communication import bus_factor
 from gpuscope.libperf.configs import Comm, Config, Conv, Gemm, Opaque
 from gpuscope.libperf.result import Result
-from gpuscope.libtrace.table import MADENGINE_COLUMNS
-from gpuscope.output import writing
+from gpuscope.libtrace.table import MADENGINE_COLUMNS, created_date, write_rows
 from gpuscope.peaks import PeakTable
+from gpuscope.schemas import LIBPERF as SCHEMA
 
-SCHEMA = "gpuscope.libperf/1"
 GEMM_COLUMNS = (
     "op", "dtype", "compute_type", "transA", "transB", "m", "n", "k", "batch", "lda", "ldb",
     "ldc", "stride_a", "stride_b", "stride_c", "epilogue", "beta_nonzero",
@@ -134,13 +132,10 @@ def write_csv(
     path: str | Path, rows: Sequence[PerfRow], *, jobid: str, model: str, now: dt.datetime
 ) -> Path:
     """Write the rows as given (rank them first); whole or not at all (`-`: stdout)."""
-    created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    with writing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in rows:
-            writer.writerow(cells(row, jobid=jobid, created=created, model=model))
-    return Path(path)
+    created = created_date(now)
+    return write_rows(
+        path, COLUMNS, (cells(r, jobid=jobid, created=created, model=model) for r in rows)
+    )
 
 
 def cells(row: PerfRow, *, jobid: str, created: str, model: str) -> list[Cell]:

@@ -20,10 +20,11 @@ from gpuscope._version import __version__
 from gpuscope.document.model import Cell, Document, Section, Table, Text
 from gpuscope.document.units import duration
 from gpuscope.libperf.configs import Config
-from gpuscope.libperf.output import SCHEMA, PerfRow, kind
+from gpuscope.libperf.output import PerfRow, kind
 from gpuscope.libperf.replay import label
 from gpuscope.libperf.result import STATUS_KINDS
 from gpuscope.peaks import PeakTable
+from gpuscope.schemas import LIBPERF as SCHEMA
 
 THRESHOLD = 0.05  # a point-estimate pair within ±5 % is SAME
 

@@ -76,7 +76,7 @@ def describe_device(torch: ModuleType | None, measure: bool) -> tuple[str, PeakT
     if torch is None:
         return "no GPU visible to PyTorch", PeakTable(), []
     from gpuscope.peaks import peaks_for
-    from gpuscope.timing.harness import environment
+    from gpuscope.timing.harness import bench, environment
     from gpuscope.trace.model import Device
 
     index = int(torch.cuda.current_device())
@@ -90,7 +90,7 @@ def describe_device(torch: ModuleType | None, measure: bool) -> tuple[str, PeakT
         from gpuscope.timing.peaks import device_peaks
 
         try:
-            measured = device_peaks(torch, environment(torch))
+            measured = device_peaks(torch, environment(torch), bench)
         except Exception as error:  # the ceilings are context: the replay goes on without them
             warnings.append(f"could not measure the device's peaks ({error}); datasheet only")
     return name, PeakTable(measured=measured, datasheet=datasheet), warnings

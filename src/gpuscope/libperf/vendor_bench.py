@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpuscope.libperf.configs import Comm, Config, Conv, Gemm, Opaque
-from gpuscope.libperf.result import OK, Result, failed, one_line, skipped
+from gpuscope.libperf.result import OK, Result, failed, one_line
 
 ROCBLAS, HIPBLASLT, MIOPEN = "rocblas-bench", "hipblaslt-bench", "MIOpenDriver"
 MODE = "binary mean"
@@ -371,7 +371,3 @@ def _exit_reason(code: int, out: str, err: str) -> str:
     else:
         what = f"exit {code}"
     return f"{what}: {one_line(last, 120)}" if last else what
-
-
-def skip_result(binary: str, reason: str) -> Result:
-    return Result(binary, skipped(reason))

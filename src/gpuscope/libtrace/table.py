@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gpuscope.libtrace.call import LibraryCall, with_calls
@@ -46,12 +46,23 @@ def write_csv(
     path: str | Path, calls: Iterable[LibraryCall], *, jobid: str, model: str, now: dt.datetime
 ) -> Path:
     """Write the aggregated rows (`gpuscope.output.writing`: whole or not at all; `-`: stdout)."""
-    created = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    created = created_date(now)
+    return write_rows(path, COLUMNS, (_cells(c, jobid, created, model) for c in aggregate(calls)))
+
+
+def created_date(now: dt.datetime) -> str:
+    """`now` as madengine's `created_date`: UTC, `%Y-%m-%d %H:%M:%S`."""
+    return now.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def write_rows(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+    """A CSV in madengine's way (its columns first, `\\n` line ends, None as an empty cell),
+    written whole or not at all (`gpuscope.output.writing`; `-`: stdout): library_trace.csv and
+    library_perf.csv."""
     with writing(path) as partial, partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for call in aggregate(calls):
-            writer.writerow(_cells(call, jobid, created, model))
+        writer.writerow(header)
+        writer.writerows(rows)
     return Path(path)
 
 

@@ -14,8 +14,8 @@ from gpuscope.analysis import us
 from gpuscope.analysis.communication import KINDS
 from gpuscope.ranks.job import Job
 from gpuscope.ranks.summary import RankSummary
+from gpuscope.schemas import RANKS as SCHEMA
 
-SCHEMA = "gpuscope.ranks/1"
 WORST = 10  # collectives listed by the others' wait
 
 
@@ -35,7 +35,7 @@ def to_dict(job: Job) -> dict[str, Any]:
         "steps": _steps(job),
         "collectives": _collectives(job),
         "bandwidth": [_bandwidth(row) for row in job.bandwidth],
-        "findings": job.findings,
+        "findings": [f.to_dict() for f in job.findings],
     }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscope.ranks.work import Outcome, Task, run_task, task_of, with_absolute_paths
+from gpuscope.schemas import ANALYSIS_SET
 
 
 @dataclass(frozen=True)
@@ -31,21 +32,9 @@ def tasks_for(paths: Sequence[str], categories: str | None = None, top: int = 15
     """One task per source found in `paths` (files or directories)."""
     from dataclasses import replace
 
-    from gpuscope.trace.registry import find_sources, together
+    from gpuscope.trace.registry import sources
 
-    sources = []
-    for path in paths:
-        sources += find_sources(path)
-        forget_heads()
-    return [replace(task_of(s, categories, top), report=report) for s in together(sources)]
-
-
-def forget_heads() -> None:
-    """Finding the sources cached file heads (trace._sniff, up to 32 MiB); the workers read the
-    files themselves, so the driver lets them go."""
-    from gpuscope.trace import forget_heads
-
-    forget_heads()
+    return [replace(task_of(s, categories, top), report=report) for s in sources(paths)]
 
 
 def analyze_job(
@@ -91,7 +80,8 @@ def run_tasks(
 def analyze_outcomes(outcomes: Iterable[Outcome]) -> JobResult:
     from gpuscope.ranks._serialize import to_dict
     from gpuscope.ranks.identity import is_job
-    from gpuscope.ranks.job import analyse, distinct
+    from gpuscope.ranks.job import distinct
+    from gpuscope.ranks.pipeline import analyse
 
     reports: list[dict[str, Any]] = []
     groups: list[tuple[Any, ...]] = []
@@ -139,3 +129,22 @@ def duplicate_text(rank: int, paths: Sequence[str], same_file: bool, job: bool) 
         f"rank {rank} is claimed by {len(paths)} traces (two runs mixed, or a before/after "
         f"pair): {', '.join(paths)}; {done}"
     )
+
+
+def analysis_set(
+    reports: list[dict[str, Any]],
+    ranks: dict[str, Any] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The document of what was analysed: one report, or a set of schema
+    `gpuscope.analysis-set/1` (several reports, the cross-rank part, or inputs that could not be
+    read — each recorded with its error). What `analyze --json` writes and a run's
+    `analysis.json` holds."""
+    if len(reports) == 1 and ranks is None and not failed:
+        return reports[0]
+    data: dict[str, Any] = {"schema": ANALYSIS_SET, "reports": reports}
+    if ranks is not None:
+        data["ranks"] = ranks
+    if failed:
+        data["failed"] = [{"path": path, "error": error} for path, error in failed]
+    return data

@@ -4,7 +4,7 @@ Steps are matched by name (`ProfilerStep#551` on every rank of one job); ranks w
 number steps differently are matched by position instead. Durations need no clock alignment.
 With synchronous collectives the step's wall time evens out across ranks (the fast ones wait
 inside the collectives), the work each rank did does not: the rank with the most compute in a
-step is named per step, and "slower" is kept for wall-time differences (`ranks.findings`).
+step is named per step, and "slower" is kept for wall-time differences (`ranks.rules`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 from gpuscope.analysis import merge, overlap_with
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication import subtract
-from gpuscope.analysis.stepranges import complete_steps
+from gpuscope.analysis.stepranges import complete_steps, slot
 from gpuscope.ranks.hostlate import HostLate, host_late
 from gpuscope.trace.model import I64, KERNEL, Mask
 
@@ -234,19 +234,9 @@ def _calls(a: Analysis, comm: Communication) -> Calls:
         group_size=found.ranks,
         group=_group_index(a, comm),
         stream=found.stream.astype(np.int64),
-        step=_step_of(np.where(found.anchor >= 0, found.anchor, found.start), step_lo, step_hi),
+        step=slot(np.where(found.anchor >= 0, found.anchor, found.start), step_lo, step_hi),
         exposed=exposed.astype(np.int64),
     )
-
-
-def _step_of(at: I64, lo: I64, hi: I64) -> I64:
-    """Per call: the step whose range holds the moment it was issued (-1: none)."""
-    if len(lo) == 0:
-        return np.full(len(at), -1, np.int64)
-    i = np.searchsorted(lo, at, side="right") - 1
-    inside = (i >= 0) & (at < hi[np.maximum(i, 0)])
-    result: I64 = np.where(inside, i, -1)
-    return result
 
 
 def _group_names(a: Analysis, comm: Communication) -> list[str]:

@@ -21,8 +21,7 @@ The rank's own verdict (`trace_bound`) is kept beside it: its per-trace report s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuscope.analysis.breakdown import part_text
 from gpuscope.analysis.verdict import BOUND_BY_PART, GPU_BOUND_UTILIZATION
@@ -35,40 +34,13 @@ from gpuscope.ranks.causes import (
     step_word,
     waited_for,
 )
+from gpuscope.ranks.job import Job, RankVerdict
 from gpuscope.ranks.summary import RankSummary
-
-if TYPE_CHECKING:
-    from gpuscope.ranks.job import Job
 
 WAITING_SHARE = 0.10  # waits for later ranks over the GPU span: "waiting" from here ...
 LATE_IMPACT = 0.05  # a late rank costing the others this share of their step time is paced by
 NOTE_SHARE = 0.01  # waits below this share of the span are not mentioned
 BOUNDS = ("waiting", "host-bound", "more-work")  # besides analysis.verdict's own
-
-
-@dataclass(frozen=True)
-class RankVerdict:
-    bound: str
-    reason: str
-    cause: str | None  # causes.KINDS, "waiting", or the own verdict's idle cause; None: busy
-    waiting_for: int | None  # rank id
-    trace_bound: str | None  # the verdict of the rank's own trace alone
-    utilization: float | None  # busy / span, as the rank's own report has it
-    own_work_utilization: float | None  # (busy - waits for later ranks) / span
-
-    def to_dict(self) -> dict[str, Any]:
-        def share(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {
-            "bound": self.bound,
-            "reason": self.reason,
-            "cause": self.cause,
-            "waiting_for": self.waiting_for,
-            "trace_bound": self.trace_bound,
-            "utilization": share(self.utilization),
-            "own_work_utilization": share(self.own_work_utilization),
-        }
 
 
 def verdicts(job: Job) -> list[RankVerdict]:

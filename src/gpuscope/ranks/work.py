@@ -77,7 +77,7 @@ def _peak_rss_mb() -> float:
 
 
 def _run(task: Task) -> Outcome:
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.ranks.identity import host_from_path, rank_from_path
     from gpuscope.ranks.summary import summarize
     from gpuscope.trace.registry import Source, read_source, readers

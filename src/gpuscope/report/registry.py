@@ -24,6 +24,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from gpuscope import plugins
 from gpuscope.document.model import Document
 from gpuscope.errors import ConfigError
 
@@ -41,9 +42,7 @@ _REGISTERED: dict[str, Renderer] = {}
 
 def register(name: str, renderer: Renderer) -> None:
     """Add a renderer under `name`; ValueError when the name is taken."""
-    if name in _REGISTERED:
-        raise ValueError(f"a renderer named {name!r} is already registered")
-    _REGISTERED[name] = renderer
+    plugins.add(_REGISTERED, name, renderer, "renderer")
 
 
 def renderers() -> dict[str, Renderer]:
@@ -63,9 +62,7 @@ def _load_entry_points() -> None:
 
 def installed() -> list[tuple[str, Renderer]]:
     """(name, module) of every entry point of the `gpuscope.renderers` group."""
-    from importlib import metadata
-
-    return [(entry.name, entry.load()) for entry in metadata.entry_points(group=GROUP)]
+    return list(plugins.installed(GROUP))
 
 
 def renderer(name: str) -> Renderer:

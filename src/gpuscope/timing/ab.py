@@ -22,19 +22,15 @@ from typing import Any
 import msgspec
 
 from gpuscope.errors import ConfigError
+from gpuscope.schemas import BENCH as SCHEMA
 from gpuscope.timing import loop
 from gpuscope.timing.bootstrap import RatioCI, ratio_ci
 from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.correctness import Correctness, compare_outputs, outputs_of, upcast
 from gpuscope.timing.harness import environment, make_timer, resolve_mode
-from gpuscope.timing.measurement import (
-    SCHEMA,
-    Environment,
-    Measurement,
-    encode_json,
-    to_builtins,
-)
+from gpuscope.timing.measurement import Environment, Measurement, encode_json
 from gpuscope.timing.options import BenchOptions, refuse_unknown
+from gpuscope.timing.record import to_builtins
 from gpuscope.timing.timer import Clock, Timer
 
 FASTER, SLOWER, SAME, INCONCLUSIVE, INCORRECT = (

@@ -30,6 +30,7 @@ from gpuscope.timing.clocks import Monitor, NullMonitor, open_monitor
 from gpuscope.timing.env import cpu_environment, gpu_environment
 from gpuscope.timing.measurement import Environment, Measurement, PowerState, Work
 from gpuscope.timing.options import AUTO_KERNEL_BELOW_US, DEFAULT_GPU_MODE, GPU_MODES, BenchOptions
+from gpuscope.timing.peaks import device_peaks
 from gpuscope.timing.timer import Clock, CpuTimer, Timer
 
 _KERNEL_CALLS = (20, 500)  # bounds of the profiled call count in kernel mode
@@ -303,7 +304,5 @@ def _with_work(m: Measurement, torch: ModuleType | None, opts: BenchOptions) -> 
     work = Work(flops=opts.flops, bytes=opts.bytes)
     peaks: Measured | None = None
     if torch is not None and opts.peaks and m.env.vendor != "cpu":
-        from gpuscope.timing.peaks import device_peaks
-
-        peaks = device_peaks(torch, m.env)
+        peaks = device_peaks(torch, m.env, bench)
     return msgspec.structs.replace(m, work=work, peaks=peaks)

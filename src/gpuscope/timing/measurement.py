@@ -1,7 +1,7 @@
 """`Measurement`: the raw samples of one benchmark with everything that produced them.
 
-Statistics, rates and warnings are derived from it on demand; `to_json` writes them next to the
-raw samples for readers of the file, and `from_json` reads only the raw record back.
+Statistics, rates and warnings are derived from it on demand; `record.to_json` writes them next
+to the raw samples for readers of the file, and `from_json` reads only the raw record back.
 
     >>> m = gpuscope.bench(torch.matmul, a, b)                  # doctest: +SKIP
     >>> m.stats.median, m.stats.ci_halfwidth, m.mode             # doctest: +SKIP
@@ -10,17 +10,14 @@ raw samples for readers of the file, and `from_json` reads only the raw record b
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict
 from typing import Any
 
 import msgspec
 
 from gpuscope.errors import InputError
 from gpuscope.peaks import Measured
+from gpuscope.schemas import BENCH as SCHEMA
 from gpuscope.timing.stats import Stats, summarize
-
-SCHEMA = "gpuscope.bench/1"
 
 OptionValue = str | float | int | bool | None
 
@@ -174,34 +171,6 @@ def rates(work: Work, median_us: float, peaks: Measured | None) -> Rates:
         tflops_fraction=tflops / peaks.tflops if tflops and peaks else None,
         gbps_fraction=gbps / peaks.gbps if gbps and peaks else None,
     )
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def derived(m: Measurement) -> dict[str, Any]:
-    """Statistics, warnings and rates of `m`, as written beside the raw samples."""
-    from gpuscope.timing.diagnostics import warnings_for
-
-    stats = {k: _finite(v) if isinstance(v, float) else v for k, v in asdict(m.stats).items()}
-    stats["ci_halfwidth"] = _finite(m.stats.ci_halfwidth)
-    out: dict[str, Any] = {"stats_us": stats, "warnings": warnings_for(m)}
-    if m.rates is not None:
-        out["rates"] = msgspec.to_builtins(m.rates)
-    return out
-
-
-def to_builtins(m: Measurement) -> dict[str, Any]:
-    """The JSON object of `m`: raw record plus derived statistics (`stats_us`) and warnings."""
-    record: dict[str, Any] = msgspec.to_builtins(m)
-    record.update(derived(m))
-    return record
-
-
-def to_json(m: Measurement) -> bytes:
-    """`m` as indented JSON with `schema: gpuscope.bench/1`."""
-    return encode_json(to_builtins(m))
 
 
 def encode_json(data: Any) -> bytes:

@@ -1,20 +1,22 @@
-"""Measure the device's attainable compute and bandwidth once (cached per device)."""
+"""Measure the device's attainable compute and bandwidth once (cached per device), with the
+harness's own `bench` (passed in: the harness measures peaks when asked for rates)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 
 from gpuscope.peaks import Measured
-from gpuscope.timing.measurement import Environment
+from gpuscope.timing.measurement import Environment, Measurement
 from gpuscope.timing.throughput import PEAK_COPY_BYTES, PEAK_MATMUL_N, cached_peaks
 
+Bench = Callable[..., Measurement]  # harness.bench
 
-def measure_peaks(torch: ModuleType, env: Environment) -> Measured:
+
+def measure_peaks(torch: ModuleType, env: Environment, bench: Bench) -> Measured:
     """bf16 N³ matmul on random data and a device-to-device copy, both timed in hot mode, in the
     burst state: a peak is the most the device attains (boost clocks), as a datasheet's is; a
     power-capped loop of such matmuls gets less (docs/bench.md, "Burst or sustained")."""
-    from gpuscope.timing.harness import bench
-
     n = PEAK_MATMUL_N
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -34,6 +36,6 @@ def measure_peaks(torch: ModuleType, env: Environment) -> Measured:
     )
 
 
-def device_peaks(torch: ModuleType, env: Environment) -> Measured:
-    """Cached peaks of `env`'s device, measured on first use."""
-    return cached_peaks(env, lambda: measure_peaks(torch, env))
+def device_peaks(torch: ModuleType, env: Environment, bench: Bench) -> Measured:
+    """Cached peaks of `env`'s device, measured with `bench` on first use."""
+    return cached_peaks(env, lambda: measure_peaks(torch, env, bench))

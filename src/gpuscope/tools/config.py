@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.errors import ConfigError
-from gpuscope.tools.context import VENDORS, ToolRequest, env_mapping
+from gpuscope.madengine.context import VENDORS, ToolRequest, env_mapping
 
 ENTRY_KEYS = (
     "kind", "description", "vendor", "cmd", "env_vars", "pre_scripts", "post_scripts",

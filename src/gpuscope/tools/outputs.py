@@ -13,30 +13,29 @@ from typing import Any
 from gpuscope.tools.tool import Notes
 
 ANALYSIS_FILE = "analysis.json"
-SET_SCHEMA = "gpuscope.analysis-set/1"
 
 
 def analyze_folder(folder: Path, notes: Notes, tool: str) -> Path | None:
     """Write `folder/analysis.json` for the traces in `folder`; return its path (None if none)."""
     from gpuscope.errors import GpuscopeError
-    from gpuscope.trace.registry import find_sources
+    from gpuscope.ranks.api import analysis_set
+    from gpuscope.trace.registry import sources as sources_of
 
     if not folder.is_dir():
         return None
     try:
-        sources = find_sources(str(folder))
+        sources = sources_of([str(folder)])
     except GpuscopeError as error:
         notes.warn(f"{tool}: nothing to analyse in {folder.name}/ ({error})")
         return None
     reports = [r for r in (_report(s, notes, tool) for s in sources) if r is not None]
     if not reports:
         return None
-    data: Any = reports[0] if len(reports) == 1 else {"schema": SET_SCHEMA, "reports": reports}
-    return _write(folder / ANALYSIS_FILE, data)
+    return _write(folder / ANALYSIS_FILE, analysis_set(reports))
 
 
 def _report(source: Any, notes: Notes, tool: str) -> dict[str, Any] | None:
-    from gpuscope.analysis.analyze import analyze
+    from gpuscope.analysis.pipeline import analyze
     from gpuscope.trace.registry import read_source
 
     try:

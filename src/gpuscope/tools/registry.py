@@ -1,9 +1,15 @@
 """Tool kinds by name: built-ins and third-party plugins registered the same way.
 
-A *kind* is an implementation (`rocprof`, `sampler`, `library_trace`, ...); a *tool* is a named
-entry of tools.json that says which kind runs it and with what cmd and env. Third-party kinds
-come from the `gpuscope.tools` entry-point group; each entry point loads a `ToolKind`.
-Registering a name twice raises.
+A *kind* is an implementation (`rocprof`, `sampler`, `library_trace`, ...; a `ToolKind`, whose
+factory makes `Tool`s); a *tool* is a named entry of tools.json that says which kind runs it
+and with what cmd and env. gpuscope's own kinds (`tools.builtin`) are registered with
+`Registry.register`, as a plug-in's are; an installed package adds kinds through entry points of
+the `gpuscope.tools` group (each loads a `ToolKind`), read on first need. A name registered
+twice raises. A new kind is one module plus one registration:
+
+    # pyproject.toml of the package that adds it
+    [project.entry-points."gpuscope.tools"]
+    mytracer = "mypackage.tracer:KIND"   # KIND = ToolKind("mytracer", MyTool.from_configs)
 
     >>> registry = Registry()
     >>> registry.register(ToolKind("mine", lambda configs: MyTool(configs[0])))  # doctest: +SKIP
@@ -14,21 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from gpuscope import plugins
 from gpuscope.errors import ConfigError
+from gpuscope.tools.builtin import builtin_kinds
 from gpuscope.tools.config import GENERIC_KIND, ToolConfig
-from gpuscope.tools.tool import Tool
+from gpuscope.tools.tool import Tool, ToolKind
 
-ENTRY_POINT_GROUP = "gpuscope.tools"
-
-
-@dataclass(frozen=True)
-class ToolKind:
-    """An implementation of tools. With `shared`, all tools of this kind in one run become
-    one `Tool` (all library tracers write one `library_trace.csv`)."""
-
-    name: str
-    factory: Callable[[Sequence[ToolConfig]], Tool]
-    shared: bool = False
+GROUP = "gpuscope.tools"
+__all__ = ["GROUP", "Planned", "Registry", "ToolKind", "default_registry", "instantiate"]
 
 
 class Registry:
@@ -39,9 +38,7 @@ class Registry:
         self._plugins = plugins  # loaded on first need: scanning entry points costs startup
 
     def register(self, kind: ToolKind) -> None:
-        if kind.name in self._kinds:
-            raise ValueError(f"tool kind {kind.name!r} is already registered")
-        self._kinds[kind.name] = kind
+        plugins.add(self._kinds, kind.name, kind, "tool kind")
 
     def __contains__(self, name: object) -> bool:
         return name in self._kinds
@@ -51,8 +48,8 @@ class Registry:
         return iter(sorted(self._kinds))
 
     def load_plugins(self) -> None:
-        plugins, self._plugins = self._plugins, None
-        for kind in plugins() if plugins is not None else ():
+        found, self._plugins = self._plugins, None
+        for kind in found() if found is not None else ():
             self.register(kind)
 
     def kind_of(self, config: ToolConfig) -> ToolKind:
@@ -70,18 +67,15 @@ class Registry:
 
 def default_registry() -> Registry:
     """A fresh registry with the built-in kinds and any installed plugins."""
-    from gpuscope.tools.builtin import register_builtins
-
     registry = Registry(plugins=installed_plugins)
-    register_builtins(registry)
+    for kind in builtin_kinds():
+        registry.register(kind)
     return registry
 
 
 def installed_plugins() -> list[ToolKind]:
-    """Kinds from the `gpuscope.tools` entry-point group (each entry point loads a ToolKind)."""
-    from importlib import metadata
-
-    return [entry.load() for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    """The `ToolKind`s of the `gpuscope.tools` entry points."""
+    return [kind for _, kind in plugins.installed(GROUP)]
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ or is interrupted, because the layers live on one `contextlib.ExitStack`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+from gpuscope.tools.config import ToolConfig
 
 Mark = Callable[[str], None]
 
@@ -103,3 +105,14 @@ class Tool(Protocol):
     def open(self, ctx: RunContext) -> AbstractContextManager[Layer]:
         """Set up, yield the layer, tear down (also after failure or interruption)."""
         ...
+
+
+@dataclass(frozen=True)
+class ToolKind:
+    """An implementation of tools, what the registry holds (`tools.registry`): `factory` makes a
+    `Tool` from the configs of tools.json that name this kind. With `shared`, all tools of this
+    kind in one run become one `Tool` (all library tracers write one `library_trace.csv`)."""
+
+    name: str
+    factory: Callable[[Sequence[ToolConfig]], Tool]
+    shared: bool = False

@@ -84,10 +84,6 @@ def gunzip_head(path: str, size: int) -> bytes:
     return bytes(out[:size])
 
 
-def head_text(path: str, size: int = 1 << 16) -> str:
-    return head(path)[:size].decode("utf-8", "replace")
-
-
 def is_sqlite(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -174,3 +170,19 @@ def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, expected: str) -> Re
     if "malformed" in text or "not a database" in text or "disk image" in text:
         return ReaderError(f"corrupt SQLite database ({text}); expected {expected}")
     return ReaderError(f"cannot read as {expected} ({text})")
+
+
+def varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A protobuf varint at `pos`: (value, next position), or (-1, -1) when it is cut or too
+    long (the protobuf readers sniff their files' first fields with it)."""
+    value = shift = 0
+    for _ in range(10):
+        if pos >= len(data):
+            return -1, -1
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, pos
+    return -1, -1

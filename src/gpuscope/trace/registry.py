@@ -1,10 +1,17 @@
 """The reader registry: find the reader for a file by its content, never by its extension alone.
 
-Third-party readers register the same way the built-ins do (`register(MyReader())`); a second
-reader under an existing name raises. The built-in readers are imported statically on first use
-(a renamed module is an ImportError, never a reader gone missing); each format package's reader
-module holds what sniffing needs and imports its read path on read, so reading a Kineto JSON
-never loads the SQLite readers.
+A reader is an object with the `Reader` interface, registered under its `name`. The built-ins are
+imported statically and registered with `register` on first use, in sniffing order (a renamed
+module is an ImportError, never a reader gone missing); third-party readers come after them,
+registered the same way (`register(MyReader())`, before or after the first use) or through an
+entry point of the `gpuscope.readers` group (each loads a reader object), read on first use. A
+second reader under an existing name raises. Each format package's reader module holds what
+sniffing needs and imports its read path on read, so reading a Kineto JSON never loads the
+SQLite readers. A new format is one package plus one registration:
+
+    # pyproject.toml of the package that adds it
+    [project.entry-points."gpuscope.readers"]
+    mytracer = "mypackage.reader:READER"     # READER = MyReader(): name, sniff, read
 
 A reader of a multi-file format (rocprof's `results.*`, rocprofv3's `<pid>_*_trace.csv`) also has
 `group_key(path)` and `read_group(paths)`: in a directory, the files with one key become one
@@ -16,25 +23,35 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from gpuscope.errors import InputError, ReaderError, one_line
+from gpuscope import plugins
+from gpuscope.errors import GpuscopeError, InputError, ReaderError, one_line
 from gpuscope.formats import formats_help
 from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace._sniff import forget
 from gpuscope.trace.model import Trace
 
 
 class Reader(Protocol):
+    """A trace format: `sniff` says by content whether a file is one (cheaply, never raising),
+    `read` reads it. Optional: `group_key(path)` / `read_group(paths, progress)` for a format
+    whose runs span several files, `priority` (int) to be read before another export of one run.
+    """
+
     name: str
 
     def sniff(self, path: str) -> bool: ...
 
     def read(self, path: str, progress: Progress | None = None) -> Trace: ...
+
+
+GROUP = "gpuscope.readers"
 
 
 FORMATS_HELP = formats_help()  # gpuscope/formats.py: one line per built-in reader
@@ -46,13 +63,13 @@ _loaded = False
 
 
 def register(reader: Reader) -> None:
-    if reader.name in _READERS:
-        raise ValueError(f"a trace reader named {reader.name!r} is already registered")
-    _READERS[reader.name] = reader
+    """Add a reader under its `name`; ValueError when the name is taken."""
+    plugins.add(_READERS, reader.name, reader, "trace reader")
 
 
 def readers() -> dict[str, Reader]:
-    """Every registered reader, built-ins first in sniffing order, then third-party ones."""
+    """Every registered reader, built-ins first in sniffing order, then the entry points', then
+    those registered at run time."""
     _register_builtins()
     return dict(_READERS)
 
@@ -89,9 +106,14 @@ def _register_builtins() -> None:
     builtins = builtin_readers()
     third_party = list(_READERS.values())  # registered before the first use: after the built-ins
     _READERS.clear()
-    for reader in [*builtins, *third_party]:
+    for reader in [*builtins, *installed(), *third_party]:
         register(reader)
     _loaded = True
+
+
+def installed() -> list[Reader]:
+    """The readers of the `gpuscope.readers` entry points."""
+    return [reader for _, reader in plugins.installed(GROUP)]
 
 
 @dataclass(frozen=True)
@@ -129,6 +151,34 @@ def find_sources(path: str, bad: list[tuple[str, str]] | None = None) -> list[So
         raise ReaderError(f"{path}: not a profiler output this version can read; expected "
                           f"{FORMATS_HELP}")  # fmt: skip
     return [Source(reader, (path,), _key(reader, path))]
+
+
+def sources(
+    paths: Iterable[str],
+    bad: list[tuple[str, str]] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> list[Source]:
+    """The traces in `paths` (files or folders), one `Source` each: the one place that decides
+    which files are one trace — a folder's outputs grouped by run (`find_sources`), and the
+    files of one run named one by one merged as their folder would be (`together`).
+
+    `bad`: as for `find_sources`. `failed`: a path that cannot be found or read goes there as
+    (path, message) and the others are found (without it, it raises); each path's failure comes
+    before its bad files (one list may take both). The sniffed heads are let go after each path
+    (whoever reads the traces reads the files again)."""
+    found: list[Source] = []
+    for path in paths:
+        mine: list[tuple[str, str]] | None = [] if bad is not None else None
+        try:
+            found += find_sources(path, mine)
+        except GpuscopeError as error:
+            if failed is None:
+                raise
+            failed.append((path, str(error)))
+        if bad is not None and mine:
+            bad += mine
+        forget()
+    return together(found)
 
 
 def together(sources: Sequence[Source]) -> list[Source]:
@@ -336,7 +386,3 @@ def _directory_sources(folder: str, bad: list[tuple[str, str]] | None = None) ->
 
 def _priority(reader: Reader) -> int:
     return int(getattr(reader, "priority", 0))
-
-
-def format_names() -> Sequence[str]:
-    return list(readers())

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.trace.registry import read_trace
 
 

@@ -13,9 +13,10 @@ import pytest
 
 from gpuscope.analysis import communication
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication.names import bus_factor, parse_kernel, record_kind
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.trace.model import KERNEL
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis import comm_builder as cb

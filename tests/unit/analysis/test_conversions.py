@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
 from gpuscope.analysis.conversions import LAYOUT_OPS
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 

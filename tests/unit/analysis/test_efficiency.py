@@ -18,7 +18,8 @@ import pytest
 from gpuscope.analysis import extras as extras_mod
 from gpuscope.analysis._flops import work
 from gpuscope.analysis._opinputs import Inputs
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.peaks import peaks_for, table
 from gpuscope.trace.model import Device
 from gpuscope.trace.registry import read_trace

@@ -48,3 +48,22 @@ def test_a_name_registered_twice_raises(monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         monkeypatch.undo()
         extras._registered.cache_clear()
+
+
+def test_an_analysis_registered_at_run_time_runs_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One module plus one registration: `register` (or an entry point of the group)."""
+    import types
+
+    queues = types.ModuleType("queues")
+    queues.NAME = "queues"  # type: ignore[attr-defined]
+    monkeypatch.setattr(extras, "_ADDED", [])
+    extras._registered.cache_clear()
+    try:
+        extras.register(queues)  # type: ignore[arg-type]
+        assert extras.modules()[-1] is queues
+        with pytest.raises(ValueError, match="'queues' is already registered"):
+            extras.register(queues)  # type: ignore[arg-type]
+        assert [m.NAME for m in extras.modules()].count("queues") == 1
+    finally:
+        monkeypatch.undo()
+        extras._registered.cache_clear()

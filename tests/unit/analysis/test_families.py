@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.analysis.analyze import analyze_file
 from gpuscope.analysis.categories import GENERIC, UNKNOWN, Rule, load_rules
+from gpuscope.analysis.pipeline import analyze_file
 from gpuscope.errors import ConfigError
 
 from .conftest import TraceBuilder

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
 from gpuscope.analysis.hostops import is_user_frame
 from gpuscope.analysis.hoststate import STATES
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder
 

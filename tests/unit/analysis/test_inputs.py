@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpuscope.analysis.analyze import analyze
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace.model import API, DTOH, HTOD, KERNEL, MEMCPY, MEMSET, RUNTIME, Device, Trace
 from tests.views import render_html, render_markdown, render_terminal

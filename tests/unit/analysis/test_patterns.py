@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis import extras as extras_mod
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.document.units import duration
 from gpuscope.trace.registry import read_trace
 from tests.unit.analysis.conftest import TraceBuilder

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.counters.analysis import analyse_counters
+from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.errors import InputError
 from gpuscope.trace.registry import find_sources, read_source
 from tests.unit.counters.conftest import Writer, write_counters

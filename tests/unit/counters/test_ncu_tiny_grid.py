@@ -21,7 +21,8 @@ import pytest
 
 import gpuscope
 from gpuscope.analysis.grid import FIXED_NS, WARNING_SHARE
-from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
+from gpuscope.counters.analysis import CounterAnalysis
+from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.counters.views import counters_document
 from gpuscope.report import markdown
 from gpuscope.trace.registry import read_trace

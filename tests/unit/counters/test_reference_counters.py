@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from gpuscope.analysis.grid import FIXED_NS, INFO_SHARE, WARNING_SHARE
-from gpuscope.counters.analysis import CounterAnalysis, analyse_counters
+from gpuscope.counters.analysis import CounterAnalysis
+from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.trace.registry import find_sources, read_source
 from tests.unit.trace.reference import reference_file
 

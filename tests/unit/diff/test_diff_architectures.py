@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gpuscope.analysis.analyze import analyze
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.diff import diff
 from gpuscope.diff.names import architecture_neutral
 from gpuscope.trace.registry import read_trace

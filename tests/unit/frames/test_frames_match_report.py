@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gpuscope.analysis.analyze import analyze
 from gpuscope.analysis.categories import load_rules
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.errors import GpuscopeError
 from gpuscope.frames.results import AnalysisResult
 from gpuscope.trace.registry import read_source

@@ -56,7 +56,7 @@ def test_bench_magic_times_an_expression(shell: Any) -> None:
 
 def test_plain_results_display_as_reports(shell: Any) -> None:
     import gpuscope
-    from gpuscope.analysis.analyze import analyze_file
+    from gpuscope.analysis.pipeline import analyze_file
 
     analysis = analyze_file(
         Path(gpuscope.__file__).parent / "data" / "examples" / "llama_decode_h200.json.gz"

@@ -12,7 +12,7 @@ import pytest
 from gpuscope.analysis.communication.names import KINDS
 from gpuscope.ranks._serialize import to_dict
 from gpuscope.ranks.identity import is_job
-from gpuscope.ranks.job import analyse
+from gpuscope.ranks.pipeline import analyse
 from gpuscope.ranks.summary import Calls, RankSummary, Steps
 
 AR = KINDS.index("all_reduce")

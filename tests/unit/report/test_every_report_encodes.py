@@ -36,8 +36,9 @@ import msgspec
 import pytest
 
 from gpuscope import schemas
-from gpuscope.analysis.analyze import Analysis, analyze
+from gpuscope.analysis.analyze import Analysis
 from gpuscope.analysis.categories import load_rules
+from gpuscope.analysis.pipeline import analyze
 from gpuscope.commands.analyze import _analyze_one, _lead, json_report
 from gpuscope.commands.analyze import _analyze_sources as analyze_sources
 from gpuscope.diff import diff

@@ -10,7 +10,8 @@ import pytest
 from gpuscope.errors import InputError
 from gpuscope.timing.ab import SAME, SLOWER
 from gpuscope.timing.baseline import against_baseline, load_baseline
-from gpuscope.timing.measurement import Environment, Measurement, to_json
+from gpuscope.timing.measurement import Environment, Measurement
+from gpuscope.timing.record import to_json
 
 ENV = Environment(vendor="nvidia", device="H100", python="3", platform="t", gpuscope="0")
 OLD = Measurement(

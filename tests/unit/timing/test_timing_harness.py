@@ -10,7 +10,8 @@ from timing_fakes import FakeClock, ScriptedTimer, constant
 
 from gpuscope.errors import ConfigError, InputError, ToolError
 from gpuscope.timing import _torch, harness
-from gpuscope.timing.measurement import SCHEMA, Environment, Measurement, from_json, to_json
+from gpuscope.timing.measurement import SCHEMA, Environment, Measurement, from_json
+from gpuscope.timing.record import to_json
 
 ENV = Environment(vendor="cpu", device="test-cpu", python="3", platform="test", gpuscope="0")
 

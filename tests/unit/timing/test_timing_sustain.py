@@ -20,7 +20,8 @@ from gpuscope.timing import harness, loop, sustain
 from gpuscope.timing.clocks import NullMonitor, PollingMonitor, amd_watts
 from gpuscope.timing.diagnostics import warnings_for
 from gpuscope.timing.layout import measurement_rows
-from gpuscope.timing.measurement import ClockSample, Environment, Measurement, from_json, to_json
+from gpuscope.timing.measurement import ClockSample, Environment, Measurement, from_json
+from gpuscope.timing.record import to_json
 from gpuscope.timing.sustain import SustainRule
 
 ENV = Environment(vendor="nvidia", device="H100", python="3", platform="test", gpuscope="0")

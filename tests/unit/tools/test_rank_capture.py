@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools import ranks
-from gpuscope.tools._rank_hook import per_rank_value
+from gpuscope.run import ranks
+from gpuscope.run._rank_hook import per_rank_value
 from gpuscope.tools.builtin import _kineto_hook
 
 

@@ -8,12 +8,12 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from gpuscope.madengine.context import ToolRequest
+from gpuscope.run.session import RunRequest, run
 from gpuscope.tools.builtin.library import LibraryTraceTool
 from gpuscope.tools.builtin.sampler import SamplerTool
 from gpuscope.tools.config import load_catalog, resolve
-from gpuscope.tools.context import ToolRequest
 from gpuscope.tools.host import HostInfo
-from gpuscope.tools.session import RunRequest, run
 from gpuscope.tools.tool import RunContext
 
 MADENGINE_LIBRARY_HEADER = ["jobid", "created_date", "model", "library", "config", "calls"]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools.child import ChildResult, Signals, deferred_signals, run_child
-from gpuscope.tools.command import CommandNotExecutable
+from gpuscope.run.child import ChildResult, Signals, deferred_signals, run_child
+from gpuscope.run.command import CommandNotExecutable
 
 ENV = dict(os.environ)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools.command import (
+from gpuscope.run.command import (
     CommandNotExecutable,
     CommandNotFound,
     prepare,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuscope.errors import ConfigError
+from gpuscope.madengine.context import ToolRequest
 from gpuscope.tools.config import (
     ToolConfig,
     counters_dir,
@@ -17,7 +18,6 @@ from gpuscope.tools.config import (
     resolve,
     split_cmd,
 )
-from gpuscope.tools.context import ToolRequest
 from gpuscope.tools.registry import default_registry
 
 MADENGINE_NAMES = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuscope.errors import ConfigError
-from gpuscope.tools.context import IGNORED_KEYS, USED_KEYS, load_context, parse_context
+from gpuscope.madengine.context import IGNORED_KEYS, USED_KEYS, load_context, parse_context
 
 
 def test_json_tools_in_order_with_cmd_and_env() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuscope.doctor.diagnose import diagnose, env_traps, profiling_permission
 from gpuscope.tools.config import load_catalog
-from gpuscope.tools.doctor import diagnose, env_traps, profiling_permission
 from gpuscope.tools.host import Gpu, HostInfo
 
 AMD_RDNA = HostInfo("AMD", (Gpu(0, "AMD gfx1151", "AMD", "gfx1151"),), runtime="ROCm 7.0")

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gpuscope.tools.gpu_processes import GpuProcess, query
+from gpuscope.run.gpu_processes import GpuProcess, query
+from gpuscope.run.manifest import read_manifest
+from gpuscope.run.session import RunRequest, run
 from gpuscope.tools.host import HostInfo
-from gpuscope.tools.manifest import read_manifest
-from gpuscope.tools.session import RunRequest, run
 
 GIB = 2**30
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpuscope.errors import InputError
-from gpuscope.tools import perfcsv
-from gpuscope.tools.performance import direction_of, parse, read_log, read_multiple_results
+from gpuscope.madengine import perfcsv
+from gpuscope.madengine.performance import direction_of, parse, read_log, read_multiple_results
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -170,7 +170,7 @@ def test_read_refuses_a_csv_that_is_not_perf_csv(tmp_path: Path) -> None:
 
 _APPENDER = textwrap.dedent("""
     import sys
-    from gpuscope.tools import perfcsv
+    from gpuscope.madengine import perfcsv
     path, who = sys.argv[1], int(sys.argv[2])
     for i in range(40):
         row = {"model": f"p{who}", "performance": str(i), "metric": "x", "args": "a" * 3000}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.tools import procs
-from gpuscope.tools.reaper import Group
+from gpuscope.run import procs
+from gpuscope.run.reaper import Group
 
 pytestmark = pytest.mark.skipif(not procs.available(), reason="needs Linux /proc")
 

@@ -8,9 +8,9 @@ import pytest
 from tools_fakes import Recorder
 
 from gpuscope.errors import ConfigError
+from gpuscope.madengine.context import ToolRequest
 from gpuscope.tools.builtin import BUILTIN_KINDS
 from gpuscope.tools.config import ToolConfig, load_catalog, resolve
-from gpuscope.tools.context import ToolRequest
 from gpuscope.tools.registry import Registry, ToolKind, default_registry, instantiate
 
 

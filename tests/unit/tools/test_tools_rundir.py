@@ -6,8 +6,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuscope.tools.manifest import SCHEMA, Manifest, read_manifest, utc_iso
-from gpuscope.tools.rundir import create_run_dir, list_files, new_run_id
+from gpuscope.run.manifest import SCHEMA, Manifest, read_manifest, utc_iso
+from gpuscope.run.rundir import create_run_dir, list_files, new_run_id
 
 NOW = datetime(2026, 11, 22, 1, 45, 2, 123456, tzinfo=timezone.utc)
 

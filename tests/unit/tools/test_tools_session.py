@@ -11,12 +11,12 @@ import pytest
 from tools_fakes import Recorder
 
 from gpuscope.errors import ToolError
+from gpuscope.madengine.context import ToolRequest
+from gpuscope.run.manifest import read_manifest
+from gpuscope.run.session import CommandNotFound, RunRequest, model_name, run
 from gpuscope.tools.config import ToolConfig, load_catalog, resolve
-from gpuscope.tools.context import ToolRequest
 from gpuscope.tools.host import HostInfo
-from gpuscope.tools.manifest import read_manifest
 from gpuscope.tools.registry import Registry, ToolKind
-from gpuscope.tools.session import CommandNotFound, RunRequest, model_name, run
 
 NO_GPU = HostInfo(vendor=None)
 DUMP_ENV = "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 'w'))"

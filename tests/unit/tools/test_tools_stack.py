@@ -9,7 +9,7 @@ import pytest
 from tools_fakes import Recorder
 
 from gpuscope.errors import ToolError
-from gpuscope.tools.stack import compose, open_layers
+from gpuscope.run.stack import compose, open_layers
 from gpuscope.tools.tool import Layer, Notes, RunContext
 
 

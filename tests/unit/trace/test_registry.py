@@ -104,6 +104,33 @@ def test_analyze_help_lists_every_format(capsys: pytest.CaptureFixture[str]) -> 
     assert all(label in shown for label in FORMATS.values())
 
 
+def test_one_list_of_formats_for_help_docs_and_history() -> None:
+    """Each format's label heads its row of docs/analyze.md's table; its file endings (which a
+    workload's name drops in the history) are listed for every reader, once, longest first."""
+    from gpuscope.formats import ENDINGS, FORMATS, endings
+    from gpuscope.history.metrics import workload_from_path
+
+    assert set(ENDINGS) == set(FORMATS)
+    rows = [line for line in (REPO / "docs" / "analyze.md").read_text().splitlines()
+            if line.startswith("| ") and line.count("|") == 4]  # fmt: skip
+    for label in FORMATS.values():
+        assert sum(row.startswith(f"| {label}") for row in rows) == 1, label
+    assert endings()[0] in (".nsys-rep", ".json.gz") and len(set(endings())) == len(endings())
+    assert workload_from_path("run/llama.json.gz") == "llama"
+    assert workload_from_path("host.xplane.pb") == "host.xplane"
+
+
+def test_a_reader_plugs_in_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package's entry point of the `gpuscope.readers` group: read on first use, after the
+    built-ins, before readers registered at run time."""
+    monkeypatch.setattr(registry, "_READERS", {})
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "installed", lambda: [Fake("theirs")])
+    registry.register(Fake("mine"))
+    assert list(registry.readers()) == [*BUILTIN, "theirs", "mine"]
+    assert registry.GROUP == "gpuscope.readers"
+
+
 @pytest.mark.usefixtures("fresh")
 def test_third_party_readers_come_after_the_builtins() -> None:
     registry.register(Fake("mine"))  # before the first use, as a plug-in at import time

@@ -17,53 +17,22 @@ slowest peer. The findings say so, and never name a straggler from one trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscope.analysis.categories import CATEGORIES
-from gpuscope.analysis.communication.advice import findings
-from gpuscope.analysis.communication.calls import Calls, calls, step_index, steps
-from gpuscope.analysis.communication.exposure import Exposure, exposure
+from gpuscope.analysis.communication.calls import calls, step_index, steps
+from gpuscope.analysis.communication.exposure import exposure
 from gpuscope.analysis.communication.groups import distinct
-from gpuscope.analysis.communication.serialize import to_dict
-from gpuscope.analysis.communication.stats import (
-    Bucket,
-    CollectiveRow,
-    SizeRow,
-    buckets,
-    collective_rows,
-    sizes,
-)
-from gpuscope.analysis.communication.views import section
+from gpuscope.analysis.communication.model import Communication
+from gpuscope.analysis.communication.stats import buckets, collective_rows, sizes
 from gpuscope.trace.model import I64
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
 
 NAME = "communication"
-__all__ = ["NAME", "Communication", "analyse", "findings", "section", "to_dict"]
-
-
-@dataclass(frozen=True)
-class Communication:
-    """Everything this analysis found; `names` is the trace's name table (for display)."""
-
-    names: tuple[str, ...]
-    calls: Calls
-    kernel_ns: int  # communication kernels' summed durations
-    all_kernel_ns: int  # every kernel's summed durations
-    exposure: Exposure | None  # None when the source has no timestamps
-    collectives: list[CollectiveRow]
-    buckets: list[Bucket]
-    grouping: str | None  # how identical calls were told apart ("size", "step position")
-    sizes: list[SizeRow]
-    step_names: tuple[str, ...]
-    step_of: I64  # per call: index into step_names, -1 outside the steps
-    record_ops: int  # record_param_comms ops in the trace (with or without sizes)
-    training: bool  # the trace holds autograd backward ops
-    wrapper: str = ""  # the data-parallel wrapper the trace's ranges name: PARALLEL_WRAPPERS
 
 
 def analyse(a: Analysis) -> Communication | None:

@@ -19,8 +19,8 @@ from gpuscope.analysis._intervals import take
 from gpuscope.analysis.communication.groups import dense, distinct
 from gpuscope.analysis.communication.names import KINDS, OP_NAME, KernelName, op_kind, parse_kernel
 from gpuscope.analysis.communication.names import record_kind as kind_of_record
-from gpuscope.analysis.launch import STEP
-from gpuscope.trace.model import ANNOTATION, I32, I64, Trace
+from gpuscope.analysis.stepranges import slot, step_rows
+from gpuscope.trace.model import I64, Trace
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
@@ -182,28 +182,13 @@ def _kinds(
 
 
 def steps(trace: Trace) -> tuple[I64, I64, tuple[str, ...]]:
-    """The ProfilerStep#N ranges (start, end, name), in time order."""
-    ops = trace.ops
-    wanted = [
-        i
-        for i in distinct(ops.name[ops.kind == ANNOTATION].astype(np.int64))
-        if STEP.match(trace.names[i])
-    ]
-    rows = np.flatnonzero((ops.kind == ANNOTATION) & np.isin(ops.name, wanted))
-    rows = rows[np.argsort(ops.start[rows], kind="stable")]
+    """The ProfilerStep#N ranges (start, end, name), in time order (`stepranges.step_rows`)."""
+    ops, rows = trace.ops, step_rows(trace)
     names = tuple(trace.names[n] for n in ops.name[rows])
     return ops.start[rows], ops.end[rows], names
-
-
-def names_of(trace: Trace, index: I32 | I64) -> list[str | None]:
-    return [trace.names[int(i)] if i >= 0 else None for i in index]
 
 
 def step_index(calls: Calls, lo: I64, hi: I64) -> I64:
     """Per call: the profiler step whose range holds the moment the host issued it (its kernel's
     start when the launch is unknown); -1 outside every step."""
-    at = np.where(calls.anchor >= 0, calls.anchor, calls.start)
-    i = np.searchsorted(lo, at, side="right") - 1
-    inside = (i >= 0) & (at < hi[np.maximum(i, 0)]) if len(lo) else np.zeros(len(at), bool)
-    result: I64 = np.where(inside, i, -1)
-    return result
+    return slot(np.where(calls.anchor >= 0, calls.anchor, calls.start), lo, hi)

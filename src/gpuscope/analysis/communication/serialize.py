@@ -3,10 +3,11 @@ bandwidths in GB/s (10⁹ bytes per second), names resolved."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuscope.analysis._finding import us
 from gpuscope.analysis.communication.exposure import Exposure
+from gpuscope.analysis.communication.model import Communication
 from gpuscope.analysis.communication.stats import (
     MIN_CALLS,
     SLOW_FACTOR,
@@ -16,9 +17,6 @@ from gpuscope.analysis.communication.stats import (
     CollectiveRow,
     SizeRow,
 )
-
-if TYPE_CHECKING:
-    from gpuscope.analysis.communication import Communication
 
 TOP_BUCKETS = 10
 

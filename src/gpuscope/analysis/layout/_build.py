@@ -10,8 +10,7 @@ from gpuscope.analysis.layout._compare import comparison_section
 from gpuscope.analysis.layout._sections import trace_section
 from gpuscope.document.model import Document, Section, Text
 from gpuscope.errors import InputError
-
-SCHEMA = "gpuscope.analysis/1"
+from gpuscope.schemas import ANALYSIS as SCHEMA
 
 
 def analysis_document(

@@ -10,8 +10,7 @@ import importlib
 from collections.abc import Sequence
 
 from gpuscope.tools.config import ToolConfig
-from gpuscope.tools.registry import Registry, ToolKind
-from gpuscope.tools.tool import Tool
+from gpuscope.tools.tool import Tool, ToolKind
 
 # kind -> (module under gpuscope.tools.builtin, class, shared by all tools of the kind)
 BUILTIN_KINDS: dict[str, tuple[str, str, bool]] = {
@@ -43,6 +42,9 @@ class _Lazy:
         return one
 
 
-def register_builtins(registry: Registry) -> None:
-    for name, (module, cls, shared) in BUILTIN_KINDS.items():
-        registry.register(ToolKind(name, _Lazy(module, cls, shared), shared=shared))
+def builtin_kinds() -> list[ToolKind]:
+    """gpuscope's own kinds, for `registry.default_registry` to register like a plug-in's."""
+    return [
+        ToolKind(name, _Lazy(module, cls, shared), shared=shared)
+        for name, (module, cls, shared) in BUILTIN_KINDS.items()
+    ]

@@ -66,7 +66,7 @@ def _hook_env(hook: Path, out: Path, ctx: RunContext) -> dict[str, str]:
 
 
 def analyze_traces(out: Path, ctx: RunContext) -> None:
-    """Every trace, the job's ranks' too (`rank<R>/torch_profiler_output/`, tools/ranks.py);
+    """Every trace, the job's ranks' too (`rank<R>/torch_profiler_output/`, run/ranks.py);
     with several ranks, the cross-rank report as `ranks_analysis.json` in the run directory."""
     from gpuscope.rank_folders import rank_folders
 

@@ -22,7 +22,8 @@ from typing import Any
 from gpuscope.errors import ReaderError
 from gpuscope.trace.model import Device, Trace
 from gpuscope.trace.readers.jax import _build, _json
-from gpuscope.trace.readers.jax.reader import EXTRA
+
+EXTRA = "xplane"  # the extra that installs xprof, which reads an XSpace
 
 _GPU = re.compile(r"^/device:GPU:(\d+)$")
 _VERSIONS = ("jax_version", "jaxlib_version", "cuda_version", "cuda_runtime_version",

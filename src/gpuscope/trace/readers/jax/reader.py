@@ -31,7 +31,6 @@ from gpuscope.trace import _sniff
 from gpuscope.trace._jsonstream import Progress
 from gpuscope.trace.model import Trace
 
-EXTRA = "xplane"
 XPLANE = ".xplane.pb"
 # what jax.profiler names its files, most complete first (a host's files share the prefix)
 _SUFFIXES = (XPLANE, ".trace.json.gz", ".trace.json", ".perfetto_trace.json.gz",
@@ -85,6 +84,8 @@ class JaxReader:
         trace = self.read(others[0], progress)
         if spaces:
             from dataclasses import replace
+
+            from gpuscope.trace.readers.jax._xplane import EXTRA
 
             note = (f"{Path(spaces[0]).name} was not read (it needs xprof: pip install "
                     f"'gpuscope[{EXTRA}]'); read {Path(others[0]).name}, which has no device "

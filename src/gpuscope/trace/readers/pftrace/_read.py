@@ -24,9 +24,10 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace._builder import TraceParts, trace_meta
 from gpuscope.trace._copies import copy_kind
 from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace._sniff import varint
 from gpuscope.trace.model import ANNOTATION, HSA, KERNEL, LIBRARY, MEMCPY, RUNTIME, Trace
-from gpuscope.trace.readers.pftrace.reader import EXTRA, _varint
 
+EXTRA = "perfetto"  # the extra that installs the perfetto package's classes
 _KERNEL = {"kernel_dispatch", "kernels"}
 _COPY = {"memory_copy", "mem_copies"}
 _API = {"hip_api": RUNTIME, "hsa_api": HSA, "rccl_api": LIBRARY, "rocdecode_api": LIBRARY,
@@ -97,7 +98,7 @@ def _packets(path: str, progress: Progress | None) -> Any:
     while pos < len(data):
         if data[pos] != 0x0A:
             raise ReaderError(f"byte {pos:,} is not a TracePacket (field 1): not a Perfetto trace")
-        length, start = _varint(data, pos + 1)
+        length, start = varint(data, pos + 1)
         if length < 0 or start + length > len(data):
             yield None, True
             return

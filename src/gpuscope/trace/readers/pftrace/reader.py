@@ -18,9 +18,9 @@ Sniffing needs nothing but the bytes; reading needs the `perfetto` package (`pip
 from __future__ import annotations
 
 from gpuscope.trace._jsonstream import Progress
+from gpuscope.trace._sniff import varint
 from gpuscope.trace.model import Trace
 
-EXTRA = "perfetto"
 # TracePacket fields that a Perfetto SDK trace's first packets hold: trusted_packet_sequence_id,
 # track_event, interned_data, sequence_flags, track_descriptor, trace_config, clock_snapshot
 _PACKET_FIELDS = {10, 11, 12, 13, 60, 33, 6}
@@ -52,7 +52,7 @@ def looks_like_trace(head: bytes) -> bool:
     while pos < len(head) and packets < 32:
         if head[pos] != 0x0A:
             return False
-        size, start = _varint(head, pos + 1)
+        size, start = varint(head, pos + 1)
         if size < 0:
             return False
         end = start + size
@@ -66,14 +66,14 @@ def _field_numbers(data: bytes) -> set[int]:
     """The field numbers of a message's leading fields (as many as parse)."""
     found, pos = set(), 0
     while pos < len(data):
-        key, pos = _varint(data, pos)
+        key, pos = varint(data, pos)
         if key < 8:
             break
         wire = key & 7
         if wire == 0:
-            _, pos = _varint(data, pos)
+            _, pos = varint(data, pos)
         elif wire == 2:
-            size, pos = _varint(data, pos)
+            size, pos = varint(data, pos)
             pos += max(size, 0)
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
@@ -83,18 +83,3 @@ def _field_numbers(data: bytes) -> set[int]:
             break
         found.add(key >> 3)
     return found
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """(value, next position), or (-1, -1) when the varint is cut or too long."""
-    value = shift = 0
-    for _ in range(10):
-        if pos >= len(data):
-            return -1, -1
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
-    return -1, -1

@@ -1,4 +1,4 @@
-"""What the counters say to do: rules with thresholds and evidence, like analyze's findings.
+"""The counters' finding rules: what to do, with thresholds and evidence, like analyze's.
 
 Every rule looks at the hottest kernels (by counted time, else by order of collection), fires
 only on metrics that were computed (an unavailable metric never reads as 0), and states the
@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis import Finding, finding, grid
 from gpuscope.document import units as fmt
+from gpuscope.document.names import clip
 
 if TYPE_CHECKING:
     from gpuscope.counters.analysis import CounterAnalysis, KernelResult
     from gpuscope.counters.roofline import Point
 
 HOT = 5  # kernels looked at by the per-kernel rules
+NAME_WIDTH = 60  # characters of a kernel's name in a message
 MIN_SHARE = 0.02  # ... when they hold at least this share of the counted time
 LDS_CONFLICTS = 0.10  # bank-conflict cycles over LDS cycles
 LDS_CONFLICTS_BAD = 0.25
@@ -86,7 +88,7 @@ def _matrix_unused(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[F
     if not idle:
         return []
     share = _share_text(idle)
-    names = "; ".join(_short(k.name) for k in idle)
+    names = "; ".join(clip(k.name, NAME_WIDTH) for k in idle)
     return [
         finding(
             "matrix-cores-unused",
@@ -114,7 +116,7 @@ def _lds_conflicts(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[F
             finding(
                 "lds-bank-conflicts",
                 severity,
-                f"{what} bank conflicts {share:.0%} of {cycles} in {_short(k.name)} "
+                f"{what} bank conflicts {share:.0%} of {cycles} in {clip(k.name, NAME_WIDTH)} "
                 f"(threshold {LDS_CONFLICTS:.0%})",
                 "pad the shared arrays (one extra element per row) or swizzle the index so that "
                 "lanes of a wave hit different banks",
@@ -138,7 +140,7 @@ def _memory_bound(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Fi
                 finding(
                     "memory-bound",
                     "info",
-                    f"{_short(k.name)} {verb} {where} (threshold {AT_BANDWIDTH:.0%}): "
+                    f"{clip(k.name, NAME_WIDTH)} {verb} {where} (threshold {AT_BANDWIDTH:.0%}): "
                     "bandwidth limits it, only fewer bytes will help",
                     "move fewer bytes: fuse it with its neighbours, keep data in a lower "
                     "precision, reuse tiles through LDS / L2 instead of re-reading",
@@ -151,7 +153,7 @@ def _memory_bound(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Fi
                 finding(
                     "memory-latency-bound",
                     "warning",
-                    f"{_short(k.name)} is memory-bound but at only {where} (threshold "
+                    f"{clip(k.name, NAME_WIDTH)} is memory-bound but at only {where} (threshold "
                     f"{LOW_BANDWIDTH:.0%}): too few bytes in flight",
                     "raise memory parallelism: more waves / blocks in flight (occupancy), wider "
                     "(vectorised, coalesced) loads, fewer dependent loads per thread",
@@ -200,7 +202,8 @@ def _compute_low(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Fin
             finding(
                 "compute-bound-low",
                 "warning",
-                f"{_short(k.name)} is compute-bound at {where} (threshold {LOW_COMPUTE:.0%})",
+                f"{clip(k.name, NAME_WIDTH)} is compute-bound at {where} "
+                f"(threshold {LOW_COMPUTE:.0%})",
                 "check the instruction mix and stalls: a matrix-core path for products, fewer "
                 "conversions and integer address arithmetic, more independent work per wave",
                 _evidence(k, ("flops", "flops_rate", "intensity_dram", "sol_sm")),
@@ -225,7 +228,7 @@ def _occupancy(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Findi
             finding(
                 "low-occupancy",
                 "info" if library else "warning",
-                f"low occupancy in {_short(k.name)}: {level}, limited by {occ.limiter} "
+                f"low occupancy in {clip(k.name, NAME_WIDTH)}: {level}, limited by {occ.limiter} "
                 f"({occ.detail}; threshold {LOW_OCCUPANCY:.0%})",
                 f"use fewer {occ.limiter} per thread / work-group (launch bounds, smaller "
                 "tiles, spill less-used values) so more waves hide latency",
@@ -248,8 +251,9 @@ def _divergence(analysis: CounterAnalysis, hot: list[KernelResult]) -> list[Find
             finding(
                 "valu-divergence",
                 "info",
-                f"only {lanes:.0%} of VALU lanes active per instruction in {_short(k.name)} "
-                f"(threshold {LOW_LANES:.0%}): divergent branches or partial waves",
+                f"only {lanes:.0%} of VALU lanes active per instruction in "
+                f"{clip(k.name, NAME_WIDTH)} (threshold {LOW_LANES:.0%}): divergent branches or "
+                "partial waves",
                 "make neighbouring lanes take the same branch (sort or bin the work), size "
                 "work-groups in multiples of the wave size",
                 _evidence(k, ("valu_thread_efficiency",)),
@@ -305,7 +309,3 @@ def _evidence(k: KernelResult, metrics: tuple[str, ...]) -> dict[str, Any]:
     if k.point is not None:
         found["roofline"] = k.point.to_dict()
     return found
-
-
-def _short(name: str, width: int = 60) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"

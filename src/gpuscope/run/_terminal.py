@@ -103,7 +103,7 @@ def _set_foreground(fd: int, pgid: int) -> None:
 
 
 def _alone_in_group(pgid: int) -> bool:
-    from gpuscope.tools import procs
+    from gpuscope.run import procs
 
     return not any(procs.scan(pgid, None, exclude=(os.getpid(),)))
 

@@ -5,8 +5,8 @@ with what it found or what it needs), the environment's profiling traps and the 
 
 from __future__ import annotations
 
+from gpuscope.doctor.diagnose import DoctorReport, Finding
 from gpuscope.document.model import Block, Cell, Document, Facts, Note, Section, Table, Text
-from gpuscope.tools.doctor import DoctorReport, Finding
 
 
 def doctor_document(report: DoctorReport, show_all: bool = False) -> Document:

@@ -1,7 +1,8 @@
 """`gpuscope run` as a library call: check, create the run directory, stack the tools, run
 the command, tear down, write the manifest.
 
-    >>> from gpuscope.tools import RunRequest, load_catalog, resolve, run
+    >>> from gpuscope.run import RunRequest, run
+    >>> from gpuscope.tools import load_catalog, resolve
     >>> tools = resolve([ToolRequest("rocprof")], load_catalog())          # doctest: +SKIP
     >>> request = RunRequest(command=("python3", "train.py"), tools=tuple(tools))
     >>> result = run(request)                                               # doctest: +SKIP
@@ -22,25 +23,25 @@ from pathlib import Path
 
 from gpuscope._version import __version__
 from gpuscope.errors import GpuscopeError, InputError, ToolError
-from gpuscope.tools import aftermath, command, workload_metric
-from gpuscope.tools.child import (
+from gpuscope.run import aftermath, command, workload_metric
+from gpuscope.run.child import (
     KILL_AFTER_S,
     ChildResult,
     Signals,
     deferred_signals,
     run_child,
 )
-from gpuscope.tools.command import CommandNotExecutable as CommandNotExecutable
-from gpuscope.tools.command import CommandNotFound as CommandNotFound
+from gpuscope.run.command import CommandNotExecutable as CommandNotExecutable
+from gpuscope.run.command import CommandNotFound as CommandNotFound
+from gpuscope.run.gpu_processes import Query
+from gpuscope.run.manifest import Manifest, read_clocks, utc_iso
+from gpuscope.run.rundir import create_run_dir, list_files
+from gpuscope.run.stack import Composition, compose, open_layers
+from gpuscope.run.workload_metric import PerfOptions
 from gpuscope.tools.config import ToolConfig
-from gpuscope.tools.gpu_processes import Query
 from gpuscope.tools.host import HostInfo, detect_host
-from gpuscope.tools.manifest import Manifest, read_clocks, utc_iso
 from gpuscope.tools.registry import Planned, Registry, default_registry, instantiate
-from gpuscope.tools.rundir import create_run_dir, list_files
-from gpuscope.tools.stack import Composition, compose, open_layers
 from gpuscope.tools.tool import Layer, Notes, RunContext
-from gpuscope.tools.workload_metric import PerfOptions
 
 Progress = Callable[[str], None]
 
@@ -211,7 +212,7 @@ class _Job:
 
 
 def _gpu_query(vendor: str | None) -> Query:
-    from gpuscope.tools import gpu_processes
+    from gpuscope.run import gpu_processes
 
     return lambda: gpu_processes.query(vendor)
 
@@ -277,8 +278,8 @@ def _per_rank_env(
     ctx: RunContext, env: Mapping[str, str], manifest: Manifest, planned: Sequence[Planned]
 ) -> dict[str, str]:
     """A launcher's ranks get folders of their own, and the other hosts of the job the run's
-    samplers (tools/ranks.py); {} for other commands."""
-    from gpuscope.tools import ranks
+    samplers (run/ranks.py); {} for other commands."""
+    from gpuscope.run import ranks
 
     kind = ranks.launcher(ctx.command, ctx.base_env)
     manifest.launcher = kind
@@ -400,7 +401,7 @@ def _finish(
             "SIGKILL (--kill-after); its outputs may be incomplete"
         )
     if manifest.launcher is not None:
-        from gpuscope.tools.ranks import collect
+        from gpuscope.run.ranks import collect
 
         manifest.ranks, manifest.hosts = collect(ctx.run_dir, manifest.gpus)
     manifest.warnings = list(ctx.notes.warnings)

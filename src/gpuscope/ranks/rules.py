@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis import Finding, finding, us
-from gpuscope.analysis.communication import KINDS, label
+from gpuscope.analysis.communication import EXPOSED_INFO, EXPOSED_WARNING, KINDS, label
 from gpuscope.document.units import time_ns
 from gpuscope.ranks.causes import (
     LateCause,
@@ -33,8 +33,6 @@ SLOWER = 0.05  # a rank's step wall time this much above the others' mean is slo
 SLOWER_STEPS = 0.8  # ... in this share of the steps
 IMBALANCE_WARNING = 0.10  # max / mean - 1 of compute across ranks
 IMBALANCE_INFO = 0.05
-EXPOSED_WARNING = 0.10  # exposed communication over step time, mean over ranks
-EXPOSED_INFO = 0.03
 
 
 def findings(job: Job) -> list[Finding]:

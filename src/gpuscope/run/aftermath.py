@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from gpuscope.tools import procs
-from gpuscope.tools.child import ChildResult
-from gpuscope.tools.gpu_processes import GpuProcess, Query
-from gpuscope.tools.manifest import Manifest
-from gpuscope.tools.reaper import Survivor
+from gpuscope.run import procs
+from gpuscope.run.child import ChildResult
+from gpuscope.run.gpu_processes import GpuProcess, Query
+from gpuscope.run.manifest import Manifest
+from gpuscope.run.reaper import Survivor
 from gpuscope.tools.tool import Notes
 
 # In the command's environment (`<run id>.<gpuscope's pid>`), inherited by all it starts: finds

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.errors import GpuscopeError
+from gpuscope.schemas import DOCTOR as SCHEMA
 from gpuscope.tools.config import ToolConfig
 from gpuscope.tools.host import HostInfo, detect_host
 from gpuscope.tools.registry import Registry, default_registry
 from gpuscope.tools.tool import RunContext
 
-SCHEMA = "gpuscope.doctor/1"
 COUNTER_TOOLS = (
     "rocprofv3_compute", "rocprofv3_memory", "rocprofv3_communication", "rocprofv3_full",
     "rocprofv3_agent_counter", "rocprofv3_pc_sampling",

@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpuscope.tools import procs
-from gpuscope.tools.procs import Proc
+from gpuscope.run import procs
+from gpuscope.run.procs import Proc
 
 KILL_WAIT_S = 1.0  # how long a SIGKILLed process may take to be gone (GPU contexts torn down)
 _POLL_S = 0.02

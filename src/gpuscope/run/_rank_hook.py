@@ -15,7 +15,7 @@ OMPI_COMM_WORLD_RANK / PMI_RANK / PMIX_RANK from mpirun) then:
 - records who it is in `<run>/rank<R>/rank.json` (rank, local rank, world size, host, pid, the
   devices it may see), written once by the first process of the rank;
 - on a host other than gpuscope's (GPUSCOPE_HOST), the first rank process there starts the
-  run's samplers for that host (`gpuscope.tools.host_agent`, into `<run>/hosts/<host>/`) with
+  run's samplers for that host (`gpuscope.run.host_agent`, into `<run>/hosts/<host>/`) with
   GPUSCOPE_PYTHONPATH in front, so that every host's GPUs are sampled once.
 
 The launcher's own process (no rank) changes nothing. Standard library only: it runs in whatever
@@ -132,7 +132,7 @@ def _host_samplers(run_dir: str, rank: int) -> None:
     env = {k: v for k, v in os.environ.items() if k != RANK_VARS}
     own = os.environ.get("GPUSCOPE_PYTHONPATH", "")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (own, env.get("PYTHONPATH", "")) if p)
-    argv = [sys.executable, "-m", "gpuscope.tools.host_agent", folder, str(os.getpid())]
+    argv = [sys.executable, "-m", "gpuscope.run.host_agent", folder, str(os.getpid())]
     with open(os.path.join(folder, "agent.log"), "ab") as log:
         subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          start_new_session=True)  # fmt: skip

@@ -64,8 +64,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope import output
+from gpuscope.schemas import RUN as SCHEMA
 
-SCHEMA = "gpuscope.run/1"
 FILE_NAME = "manifest.json"
 
 

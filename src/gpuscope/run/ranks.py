@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.rank_folders import rank_folders
-from gpuscope.tools import _rank_hook
+from gpuscope.run import _rank_hook
 
 HOOK_DIR = ".gpuscope/rank_hook"
 FORCE = "GPUSCOPE_PER_RANK"  # =1 in gpuscope's environment: per-rank folders for any command

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuscope.tools import perfcsv
-from gpuscope.tools.manifest import Manifest
-from gpuscope.tools.performance import (
+from gpuscope.madengine import perfcsv
+from gpuscope.madengine.performance import (
     MultipleResult,
     PerfLine,
     direction_of,
     read_log,
     read_multiple_results,
 )
+from gpuscope.run.manifest import Manifest
 
 LOG_NAMES = {"stdout": "stdout.log", "stderr": "stderr.log"}
 

@@ -17,6 +17,7 @@ from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.communication.exposure import Exposure
 from gpuscope.analysis.communication.groups import group_ids
+from gpuscope.analysis.communication.model import Communication
 from gpuscope.analysis.communication.names import KINDS
 from gpuscope.analysis.communication.stats import (
     MIN_CALLS,
@@ -30,7 +31,6 @@ from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
-    from gpuscope.analysis.communication import Communication
 
 EXPOSED_WARNING = 0.10  # exposed communication over the step time (or the GPU span)
 EXPOSED_INFO = 0.03

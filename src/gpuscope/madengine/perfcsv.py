@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gpuscope import output
 from gpuscope.errors import InputError
-from gpuscope.tools.performance import csv_rows, finite, parse_csv
+from gpuscope.madengine.performance import csv_rows, finite, parse_csv
 
 HEADER = (
     "model",

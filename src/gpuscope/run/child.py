@@ -43,10 +43,10 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from gpuscope.tools._terminal import Terminal
-from gpuscope.tools.command import spawn_error
-from gpuscope.tools.reaper import Group, Survivor
-from gpuscope.tools.tee import Tee
+from gpuscope.run._terminal import Terminal
+from gpuscope.run.command import spawn_error
+from gpuscope.run.reaper import Group, Survivor
+from gpuscope.run.tee import Tee
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 KILL_AFTER_S = 30.0  # grace between the first stop signal and SIGKILL (a batch system's kill wait)

@@ -1,4 +1,4 @@
-"""`python -m gpuscope.tools.host_agent FOLDER PID`: the samplers of a host that gpuscope itself
+"""`python -m gpuscope.run.host_agent FOLDER PID`: the samplers of a host that gpuscope itself
 does not run on, for a multi-host job.
 
 gpuscope's samplers sample every GPU of the host gpuscope runs on. On every other host of a
@@ -62,7 +62,7 @@ def run(folder: Path, pid: int, stop: threading.Event) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or not args[1].isdigit():
-        print("usage: python -m gpuscope.tools.host_agent FOLDER PID", file=sys.stderr)
+        print("usage: python -m gpuscope.run.host_agent FOLDER PID", file=sys.stderr)
         return 2
     stop = threading.Event()
     for signo in (signal.SIGTERM, signal.SIGINT):

@@ -21,24 +21,19 @@ from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.hoststate import STATES, state_text
 from gpuscope.analysis.hotspots import MIGRATION
+from gpuscope.analysis.launch import GRAPH_REPLAYED
 from gpuscope.document.units import nbytes, time_ns
 from gpuscope.trace.model import KERNEL
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
 
-GRAPH_REPLAYED = 0.50  # share of kernels launched by graph launches: the trace already uses graphs
 LONE_GAP_MIN = 0.10  # one gap this share of the span is worth its own finding
-COPY_WARNING = 0.05  # unified-memory migrations over the span: a warning from here
+MIGRATION_WARNING = 0.05  # unified-memory migrations over the span: a warning from here
 ATTENTION_MIN = 0.01  # hand-written attention: its GPU time over kernel time
 GEMM_SHARE_FIRES = 0.50
 ATTENTION_OPS = ("aten::bmm", "aten::baddbmm")
 SOFTMAX_OPS = ("aten::_softmax", "aten::softmax", "aten::_safe_softmax")
-
-
-def _graph_share(a: Analysis) -> float:
-    launch = a.launch
-    return launch.graph_kernels / launch.kernels if launch.kernels else 0.0
 
 
 def idle_gap(a: Analysis) -> Finding | None:
@@ -166,7 +161,7 @@ def gemm_heavy(a: Analysis) -> Finding | None:
     if share is None or share < GEMM_SHARE_FIRES or (extra is not None and extra.result):
         return None
     top = [g for g in a.groups if g.category == "gemm"][:5]
-    graphed = _graph_share(a) >= GRAPH_REPLAYED
+    graphed = a.launch.graph_share >= GRAPH_REPLAYED
     shapes = bool((a.trace.ops.input_dims >= 0).any())
     asked = bool(a.trace.meta.extra.get("record_shapes")) or shapes  # torch.profiler's header
     why = (
@@ -210,9 +205,9 @@ def unified_memory(a: Analysis) -> Finding | None:
     size = f", {nbytes(moved.known_bytes)}" if moved.known_bytes is not None else ""
     return finding(
         "unified-memory",
-        "warning" if share >= COPY_WARNING else "info",
+        "warning" if share >= MIGRATION_WARNING else "info",
         f"unified-memory page migrations take {time_ns(moved.time_ns)} ({moved.count:,} "
-        f"migrations{size}; {share:.1%} of the GPU's span, warning at ≥ {COPY_WARNING:.0%}): "
+        f"migrations{size}; {share:.1%} of the GPU's span, warning at ≥ {MIGRATION_WARNING:.0%}): "
         "managed memory moves on first touch, and the kernel that touches it waits",
         advice.unified_memory(a.program),
         {

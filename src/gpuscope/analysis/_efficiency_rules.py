@@ -1,4 +1,4 @@
-"""The `gemm-efficiency` finding, from the efficiency part of the report.
+"""The `gemm-efficiency` finding rule, from the efficiency part of the report.
 
 It separates what the shapes allow: big GEMMs (M, N, K ≥ 1024) can reach the compute roof and are
 judged by their fraction of the datasheet FLOP/s; skinny ones (M or N ≤ 64, decode) are

@@ -1,0 +1,35 @@
+"""What gpuscope's registries share: readers (`trace.registry`), extra analyses
+(`analysis.extras`), tool kinds (`tools.registry`) and renderers (`report.registry`). Each is a
+name-keyed registry with a Protocol for what it holds, an entry-point group through which an
+installed package adds to it, and built-ins registered the way a third party's are; a name taken
+twice raises.
+
+    >>> found: dict[str, object] = {}
+    >>> add(found, "html", object(), "renderer")
+    >>> add(found, "html", object(), "renderer")
+    Traceback (most recent call last):
+    ValueError: renderer 'html' is already registered
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def add(registered: dict[str, T], name: str, plugin: T, what: str) -> None:
+    """`registered[name] = plugin`; ValueError when `name` is taken."""
+    if name in registered:
+        raise ValueError(f"{what} {name!r} is already registered")
+    registered[name] = plugin
+
+
+@functools.cache
+def installed(group: str) -> tuple[tuple[str, Any], ...]:
+    """(name, loaded object) of every entry point of `group`, read once per process (scanning
+    the installed packages' metadata costs tens of ms)."""
+    from importlib import metadata
+
+    return tuple((entry.name, entry.load()) for entry in metadata.entry_points(group=group))
