@@ -267,7 +267,9 @@ class AnalysisSet(_Report):
         return ranks
 
     def _make_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"schema": "gpuscope.analysis-set/1", "reports": self.reports}
+        from gpuscope.schemas import ANALYSIS_SET
+
+        data: dict[str, Any] = {"schema": ANALYSIS_SET, "reports": self.reports}
         if self.ranks is not None:
             data["ranks"] = self.ranks
         if self.job.failed:
