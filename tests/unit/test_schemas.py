@@ -17,9 +17,11 @@ from gpuscope.commands.analyze import SET_SCHEMA
 from gpuscope.counters.analysis import SCHEMA as COUNTERS
 from gpuscope.diff.compare import SCHEMA as DIFF
 from gpuscope.errors import InputError
+from gpuscope.export.perfetto import SCHEMA as PERFETTO
 from gpuscope.libperf.output import SCHEMA as LIBPERF
 from gpuscope.ranks._serialize import SCHEMA as RANKS
 from gpuscope.timing.measurement import SCHEMA as BENCH
+from gpuscope.tools.doctor import SCHEMA as DOCTOR
 from gpuscope.tools.manifest import SCHEMA as RUN
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -27,9 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_analysis_output_has_its_schema() -> None:
-    assert {ANALYSIS, SET_SCHEMA, RANKS, DIFF, COUNTERS, BENCH, LIBPERF, RUN} <= set(
-        schemas.names()
-    )
+    written = {ANALYSIS, SET_SCHEMA, RANKS, DIFF, COUNTERS, BENCH, LIBPERF, RUN, DOCTOR, PERFETTO}
+    assert written <= set(schemas.names())
     for tag in schemas.names():
         schema = schemas.load(tag)
         jsonschema.Draft202012Validator.check_schema(schema)
