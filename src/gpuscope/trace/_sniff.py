@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import quote
 
@@ -130,7 +131,7 @@ def sqlite_names(path: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=64)
 def _sqlite_names(path: str, _size: int, _mtime: int) -> frozenset[str]:
-    with connect(path) as db:
+    with closing(connect(path)) as db:  # a connection's own `with` ends a transaction, not it
         rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         return frozenset(str(row[0]) for row in rows)
 

@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def trace_of(relative: str) -> Trace:
 
 
 def query(path: Path, sql: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db, db:
         return db.execute(sql).fetchall()
 
 
@@ -551,7 +552,7 @@ def test_truncated_database(tmp_path: Path, size: int) -> None:
 
 def test_rocpd_tables_without_rocpd_op(tmp_path: Path) -> None:
     path = tmp_path / "half.rpd"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE rocpd_string (id INTEGER PRIMARY KEY, string TEXT)")
     with pytest.raises(ReaderError) as error:
         read_trace(str(path))
@@ -560,7 +561,7 @@ def test_rocpd_tables_without_rocpd_op(tmp_path: Path) -> None:
 
 def test_sqlite_without_rocpd_tables_read_directly(tmp_path: Path) -> None:
     path = tmp_path / "x.rpd"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE t (a)")
     with pytest.raises(ReaderError, match=r"^a SQLite file but not an RPD trace: no rocpd_op"):
         READER.read(str(path))
@@ -571,7 +572,7 @@ def test_a_non_integer_time_is_an_error_not_a_zero(tmp_path: Path, value: str) -
     path = tmp_path / "m.rpd"
     shutil.copy(reference_file(RPD), path)
     path.chmod(0o644)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute(f"UPDATE rocpd_op SET start = {value} WHERE id = 3")
     with pytest.raises(ReaderError) as error:
         read_trace(str(path))
