@@ -433,7 +433,7 @@ def test_schema3_domains_ustrings_counters_and_rocprofiler_grids(tmp_path: Path)
     the data source); a second session's ids are offset by 2**32."""
     path = tmp_path / "v3.rpd"
     session = 1 << 32
-    with schema3(path) as db:
+    with closing(schema3(path)) as db, db:
         strings = [
             "",
             "hip",
