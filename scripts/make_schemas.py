@@ -51,8 +51,10 @@ def components(
     """msgspec's `schema_components` of `types`, normalised (see the module's docstring)."""
     import msgspec
 
-    options = {"schema_hook": hook} if hook is not None else {}
-    refs, defs = msgspec.json.schema_components(types, **options)
+    if hook is None:
+        refs, defs = msgspec.json.schema_components(types)
+    else:
+        refs, defs = msgspec.json.schema_components(types, schema_hook=hook)
     classes = {cls.__name__: cls for cls in _classes(types)}
     for name, schema in defs.items():
         if isinstance(schema.get("description"), str):
