@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import random
+import sys
 
 from tests.fuzz.mutate import Mutation, mutate_bytes
 
@@ -67,9 +68,18 @@ def _write(head: Rows, header: Row, body: Rows, rng: random.Random) -> bytes:
     for row in head:
         out.write(",".join(row) + ending)  # ncu's ==PROF== lines and similar: as they were
     if header:
-        writer.writerow(header)
-    writer.writerows(body)
-    return out.getvalue().encode()
+        writer.writerow(_writable(header))
+    writer.writerows(map(_writable, body))
+    return out.getvalue().replace(_NUL_STAND_IN, "\x00").encode()
+
+
+# Python 3.10's csv writer refuses a NUL ("need to escape"), which 3.11 and later write as it is
+# (unquoted, as any other character): a stand-in written instead and put back makes the same bytes
+_NUL_STAND_IN = "\x00" if sys.version_info >= (3, 11) else "\ue000"
+
+
+def _writable(row: Row) -> Row:
+    return [cell.replace("\x00", _NUL_STAND_IN) for cell in row]
 
 
 def _column(header: Row, rng: random.Random) -> int:

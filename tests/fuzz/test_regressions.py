@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from contextlib import closing
 from pathlib import Path
 
 from tests.fuzz.mutate import Mutation
@@ -260,7 +261,7 @@ def test_rocpd_without_thread_rows(tmp_path: Path) -> None:
 
     path = tmp_path / "7_results.db"
     generator().make_rocpd(path, 20, reference=None)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         tables = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_thread%'"
         )
@@ -275,7 +276,7 @@ def test_sqlite_table_name_that_is_not_utf8(tmp_path: Path) -> None:
     import sqlite3
 
     path = tmp_path / "x.rpd"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE "t\u00e9" (a INTEGER)')
     data = path.read_bytes().replace(b"t\xc3\xa9", b"t\xe9 ")  # a lone Latin-1 é
     data = data.replace(b"(a INTEGER)", b"(a INTEGER,")  # and a schema that does not parse
@@ -363,7 +364,7 @@ def rocprof_db(path: Path, copy: tuple[object, ...]) -> Path:
     Name, Index, Data)."""
     import sqlite3
 
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT, "gpu-id" INTEGER, '
                    '"BeginNs" INTEGER, "EndNs" INTEGER)')  # fmt: skip
         db.execute("INSERT INTO KERN VALUES (0, 'k(int)', 2, 100, 150)")
@@ -409,7 +410,7 @@ def test_rocpd_schema_that_is_not_utf8(tmp_path: Path) -> None:
 
     path = tmp_path / "7_results.db"
     generator().make_rocpd(path, 5, reference=None)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE "z\u00e9" (a INTEGER)')
     data = (
         path.read_bytes().replace(b"z\xc3\xa9", b"z\xe9 ").replace(b"(a INTEGER)", b"(a INTEGER,")
@@ -438,7 +439,7 @@ def test_rocpd_rowid_at_the_int64_limit(tmp_path: Path) -> None:
 
     path = tmp_path / "7_results.db"
     generator().make_rocpd(path, 20, reference=None)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         names = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_region%'"
         ).fetchall()
@@ -539,7 +540,7 @@ def test_rocpd_kernel_name_that_is_a_number(tmp_path: Path) -> None:
 
     path = tmp_path / "7_results.db"
     generator().make_rocpd(path, 20, reference=None)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         names = db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_kernel%'"
         ).fetchall()
@@ -629,7 +630,7 @@ def test_rocprof_db_call_times_that_wrap(tmp_path: Path) -> None:
     import sqlite3
 
     path = rocprof_db(tmp_path / "results.db", (10, 20, 2, "CopyHostToDevice", 8, ""))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE HIP ("BeginNs" INTEGER, "EndNs" INTEGER, "pid" INTEGER, '
                    '"tid" INTEGER, "Name" TEXT, "args" TEXT, "Index" INTEGER)')  # fmt: skip
         db.execute(

@@ -157,6 +157,12 @@ DAMAGE = {
     "control_characters": b"\x01\x07\x1b[0m\x7f",
     "invalid_utf8": b"\xff\xfe\xc3(\xed\xa0\x80",
 }
+# the warning for the junk in two names: \x01 \x07 \x1b (DEL is no JSON control character);
+# \xff, \xfe, \xc3 before "(", and each byte of the encoded surrogate \xed\xa0\x80
+REPAIRED = {
+    "control_characters": "6 control characters replaced by spaces",
+    "invalid_utf8": "12 invalid UTF-8 sequences replaced by U+FFFD",
+}
 
 
 def _damage_kernel_names(text: bytes, junk: bytes) -> bytes:
@@ -175,8 +181,10 @@ def test_bad_bytes_in_kernel_names_are_tolerated(
 ) -> None:
     damaged = tmp_path / f"{kind}.json"
     damaged.write_bytes(_damage_kernel_names(text, DAMAGE[kind]))
-    _, data = analyze_json(damaged, tmp_path)
+    result, data = analyze_json(damaged, tmp_path)
     assert data["kernels"]["count"] == clean["kernels"]["count"]
+    assert data["gpu_busy_us"] == clean["gpu_busy_us"]
+    assert REPAIRED[kind] in result.stderr and "truncated" not in result.stderr, result.stderr
 
 
 # -- inputs that are not traces: exit 2 and one error line -------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.unit.export.chrome_trace_check import check, load
+from tests.unit.report.test_every_report_encodes import validator
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -96,6 +97,9 @@ def export(tmp_path: Path, env: dict[str, str], run_dir: Path) -> tuple[dict[str
     report = check(str(out))
     assert report.ok, report.errors
     data: dict[str, Any] = load(str(out))
+    meta = data["gpuscope"]  # the samplers' entries too: a run directory with both samplers
+    problems = [e.message for e in validator(meta["schema"]).iter_errors(meta)]
+    assert not problems, problems
     return data, done.stderr
 
 

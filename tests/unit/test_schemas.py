@@ -13,7 +13,7 @@ import pytest
 
 from gpuscope import schemas
 from gpuscope.errors import InputError
-from gpuscope.schemas import ANALYSIS, BENCH, COUNTERS, DIFF, LIBPERF, RANKS, RUN
+from gpuscope.schemas import ANALYSIS, BENCH, COUNTERS, DIFF, DOCTOR, LIBPERF, PERFETTO, RANKS, RUN
 from gpuscope.schemas import ANALYSIS_SET as SET_SCHEMA
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -21,9 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_analysis_output_has_its_schema() -> None:
-    assert {ANALYSIS, SET_SCHEMA, RANKS, DIFF, COUNTERS, BENCH, LIBPERF, RUN} <= set(
-        schemas.names()
-    )
+    written = {ANALYSIS, SET_SCHEMA, RANKS, DIFF, COUNTERS, BENCH, LIBPERF, RUN, DOCTOR, PERFETTO}
+    assert written <= set(schemas.names())
     for tag in schemas.names():
         schema = schemas.load(tag)
         jsonschema.Draft202012Validator.check_schema(schema)

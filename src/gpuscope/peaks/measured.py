@@ -36,8 +36,8 @@ def read_cache(path: Path | None = None) -> dict[str, Measured]:
     try:
         data = (path or cache_dir() / "peaks.json").read_bytes()
         return msgspec.json.decode(data, type=dict[str, Measured])
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return {}
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        return {}  # UnicodeDecodeError: invalid UTF-8 before msgspec 0.23
 
 
 def cached(key: str, measure: Callable[[], Measured], path: Path | None = None) -> Measured:

@@ -201,6 +201,7 @@ def from_json(data: bytes | str, where: str = "measurement") -> Measurement:
     """Parse JSON written by `to_json` (derived fields are ignored and recomputed)."""
     try:
         obj = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:  # msgspec < 0.23 raises the second
+        # for invalid UTF-8, later releases a DecodeError
         raise InputError(f"{where}: not JSON ({error})") from error
     return from_builtins(obj, where)

@@ -130,7 +130,14 @@ def read_columns(
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what, True)
     try:
         columns = _read_fast(path, columns, skip, ints, floats, texts)
-    except (ValueError, IndexError, UnicodeDecodeError, OverflowError, csv.Error):
+    except (
+        ValueError,
+        IndexError,
+        UnicodeDecodeError,
+        OverflowError,
+        csv.Error,
+        DeprecationWarning,
+    ):
         return _read_slow(path, columns, skip, ints, floats, texts, width, fix_row, what)
     if not columns.rows and ends_mid_line(path):  # the header, whole fields, is the last line
         columns.warnings.append("the header line is cut short (the writer died?): no rows")
@@ -165,6 +172,9 @@ def _read_fast(
         keys = list(present)
         with warnings.catch_warnings():  # a header without rows is read as zero rows
             warnings.filterwarnings("ignore", "loadtxt: input contained no data", UserWarning)
+            # numpy 1.2x parses an integer cell that is not one through a float, with a
+            # DeprecationWarning (newer releases refuse it): a cell for the careful reader too
+            warnings.simplefilter("error", DeprecationWarning)
             table = np.loadtxt(path, dtype=dtype, usecols=[present[k] for k in keys], **options)
         if rows is not None and len(table) != rows:
             raise ValueError("columns of different lengths")

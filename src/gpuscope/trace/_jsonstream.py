@@ -6,9 +6,11 @@ A cut is only a candidate (a `}` followed by `,` or `]`); the batch decodes only
 was between two top-level events, so a wrong guess (a `}` inside a string or a nested list) is
 detected by the decoder and an earlier candidate is tried.
 
-Damage is repaired where it can be and reported: control characters and invalid UTF-8 inside a
-batch are replaced; a file cut short (the process died while writing) yields every complete event
-before the cut.
+Damage is repaired where it can be and reported (`Repairs`): invalid UTF-8 is replaced before a
+batch is decoded, control characters when it does not decode otherwise; a file cut short (the
+process died while writing) yields every complete event before the cut. What a failed decode
+means is decided by what decodes next, never by the decoder's message, whose text (and even the
+exception raised for invalid UTF-8) differs between msgspec releases.
 """
 
 from __future__ import annotations
@@ -34,17 +36,62 @@ BATCH = 4 << 20
 MAX_EVENT = 64 << 20  # an event array with no event boundary in this many bytes is refused
 _MAX_HEADER = 256 << 20
 _WS = b" \t\r\n"
-_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 # the end of the event array: its last `}`, the `]`, then the next key or the document's end
 # (the keys after the array hold `}, {` and `}]` too, which must not end a span)
 _ARRAY_END = re.compile(rb'\}\s*\]\s*(?:,\s*"|\})')
 _CONTROL_TO_SPACE = bytes(range(256)).maketrans(bytes(range(32)), b" " * 32)
+# control characters that are never JSON whitespace: damage wherever they stand
+_DAMAGE = bytes(c for c in range(32) if c not in b"\t\n\r")
+_DAMAGE_TO_SPACE = bytes(range(256)).maketrans(_DAMAGE, b" " * len(_DAMAGE))
+_REPLACEMENT = "\ufffd".encode()
+_ARRAY_END_TRIES = 64  # places where the event array may close, tried in one span
 
 Progress = Callable[[int, int], None]
 TAIL_CUT = (
     "truncated file: it ends after the event array, before the document closes (the writer "
     "died?); every event was read, the keys after the events may be missing"
 )
+
+
+@dataclass(frozen=True)
+class Repairs:
+    """Damaged text replaced so that the file could be read: invalid UTF-8 sequences (by
+    U+FFFD), control characters other than tab, line feed and carriage return (by spaces), and
+    the batches whose tabs or line breaks inside strings had to become spaces."""
+
+    invalid_utf8: int = 0
+    control: int = 0
+    breaks: int = 0
+
+    def __add__(self, other: Repairs) -> Repairs:
+        return Repairs(
+            self.invalid_utf8 + other.invalid_utf8,
+            self.control + other.control,
+            self.breaks + other.breaks,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.invalid_utf8 or self.control or self.breaks)
+
+    def warning(self) -> str:
+        """One line naming what was replaced ("" when nothing was)."""
+        said = []
+        if self.invalid_utf8:
+            said.append(f"{_count(self.invalid_utf8, 'invalid UTF-8 sequence')} replaced by U+FFFD")
+        if self.control:
+            said.append(f"{_count(self.control, 'control character')} replaced by spaces")
+        if self.breaks:
+            said.append("tabs or line breaks inside strings replaced by spaces")
+        if not said:
+            return ""
+        return f"damaged text in the file: {'; '.join(said)}; every event was read"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+NO_REPAIRS = Repairs()
 
 
 @dataclass
@@ -56,7 +103,7 @@ class StreamReport:
     tail_cut: bool = False  # every event read, but the document (or gzip stream) ends early
     dropped_bytes: int = 0
     total_bytes: int = 0
-    repaired_batches: int = 0
+    repairs: Repairs = NO_REPAIRS
 
 
 def _raw_blocks(path: str, progress: Progress | None) -> Iterator[tuple[bytes, bool]]:
@@ -245,7 +292,7 @@ class EventStream:
             self._raise_no_events(b"".join([buf, *pending]), truncated)
             return
         buf = b"".join([buf, *pending])
-        self.report.header.update(_decode_header(header))
+        self._add_header(header)
         if cut:  # the whole events left go out as a span too; the end is read below
             span, buf = _cut(buf)
             if span:
@@ -302,9 +349,14 @@ class EventStream:
         decoded = decode_span(self.decode, buf, start, end)
         if decoded is None:
             return None
-        events, stop, repaired = decoded
-        self.report.repaired_batches += repaired
+        events, stop, repairs = decoded
+        self.report.repairs += repairs
         return events, stop
+
+    def _add_header(self, text: bytes) -> None:
+        header, repairs = _decode_header(text)
+        self.report.header.update(header)
+        self.report.repairs += repairs
 
     def _finish(self, rest: bytes, is_object: bool, gzip_cut: bool) -> None:
         finish(self.report, rest, is_object, gzip_cut)
@@ -317,7 +369,9 @@ def finish(report: StreamReport, rest: bytes, is_object: bool, gzip_cut: bool = 
     if tail.startswith(b"]"):
         trailer = tail[1:].lstrip()
         if trailer.startswith(b","):
-            report.header.update(_decode_header(b"{" + trailer[1:]))
+            header, repairs = _decode_header(b"{" + trailer[1:])
+            report.header.update(header)
+            report.repairs += repairs
         closed = _closes(trailer) if is_object else True
         report.tail_cut = gzip_cut or not closed
         return
@@ -327,9 +381,8 @@ def finish(report: StreamReport, rest: bytes, is_object: bool, gzip_cut: bool = 
 
 def new_report(header: bytes, total_bytes: int) -> StreamReport:
     """The report of a file read piece by piece, from the header text before the event array."""
-    report = StreamReport(total_bytes=total_bytes)
-    report.header.update(_decode_header(header))
-    return report
+    found, repairs = _decode_header(header)
+    return StreamReport(header=found, total_bytes=total_bytes, repairs=repairs)
 
 
 def array_start(path: str) -> tuple[int, bytes] | None:
@@ -426,38 +479,88 @@ def decode_span(
     start: int,
     end: int,
     nested: bool = False,
-) -> tuple[list[Any], int, int] | None:
+) -> tuple[list[Any], int, Repairs] | None:
     """Decode buf[start:end], whole events separated by commas: (events, where they end in buf,
-    1 if control characters / bad UTF-8 were repaired else 0), or None when the cut was not
-    between two top-level events (or the text cannot be repaired)."""
-    text = bytearray(b"[")
-    text += memoryview(buf)[start:end]
-    text += b"]"
+    what was repaired), or None when the cut was not between two top-level events (or the text
+    cannot be repaired).
+
+    Invalid UTF-8 is replaced before decoding (msgspec releases differ in which strings they
+    check and in what they raise). When the text does not decode, what decodes instead tells
+    why: the events up to a `]` that closes the event array inside the span (the keys after the
+    array follow), the text with its control characters replaced (damage), or nothing (a cut
+    that was not between events: the caller tries an earlier one)."""
+    joined = bytearray(b"[")
+    joined += memoryview(buf)[start:end]
+    joined += b"]"
+    text, repairs = valid_utf8(joined)
     try:
-        return decode(text), end, 0
+        return decode(text), end, repairs
     except RecursionError:  # nested deeper than msgspec goes: not events to keep
         return None
-    except UnicodeDecodeError:
-        pass
-    except msgspec.DecodeError as error:
-        message = str(error)
-        closed = _TRAILING.search(message)
-        if closed and nested:
-            return None
-        if closed:  # the array closed inside the span: decode up to its `]`
-            bracket = buf.rfind(b"]", start, start + int(closed.group(1)))
-            return decode_span(decode, buf, start, bracket, nested=True) if bracket > 0 else None
-        if "invalid character" not in message:
-            return None  # a wrong cut, not damage: the caller tries an earlier one
-    repaired = bytes(text).translate(_CONTROL_TO_SPACE)
-    repaired = repaired.decode("utf-8", "replace").encode("utf-8")
-    if repaired == text:
-        return None
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        pass  # decided below by what decodes
+    if not nested:
+        closed = _up_to_array_end(decode, buf, start, end)
+        if closed is not None:
+            return closed
+    return _decode_without_controls(decode, text, end, repairs)
+
+
+def _up_to_array_end(
+    decode: Callable[[bytes | bytearray], list[Any]], buf: bytes, start: int, end: int
+) -> tuple[list[Any], int, Repairs] | None:
+    """The events of buf[start:end] before the `]` that closes the event array in it: (events,
+    the offset of that `]`, repairs); None when the array does not close there. Each place
+    where it may close (`_ARRAY_END`) is tried, first first: only the real one decodes (one
+    inside an event leaves an object open, one after the array holds its `]`)."""
+    for tried, match in enumerate(_ARRAY_END.finditer(buf, start, end)):
+        if tried == _ARRAY_END_TRIES:
+            break
+        brace = match.start()
+        found = decode_span(decode, buf, start, brace + 1, nested=True)
+        if found is not None:
+            events, _, repairs = found
+            return events, _skip_ws(buf, brace + 1), repairs
+    return None
+
+
+def _decode_without_controls(
+    decode: Callable[[bytes | bytearray], list[Any]],
+    text: bytes | bytearray,
+    end: int,
+    repairs: Repairs,
+) -> tuple[list[Any], int, Repairs] | None:
+    """Decode `text` with its control characters replaced by spaces: first those that are never
+    JSON whitespace, then tabs and line breaks too (raw inside a string they are damage as
+    well); None when neither decodes."""
+    control = len(text) - len(text.translate(None, _DAMAGE))
+    tries = []
+    if control:
+        text = text.translate(_DAMAGE_TO_SPACE)
+        tries.append((text, repairs + Repairs(control=control)))
+    spaced = text.translate(_CONTROL_TO_SPACE)
+    if spaced != text:
+        tries.append((spaced, repairs + Repairs(control=control, breaks=1)))
+    for attempt, made in tries:
+        try:
+            return decode(attempt), end, made
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            continue
+    return None
+
+
+def valid_utf8(text: bytes | bytearray) -> tuple[bytes | bytearray, Repairs]:
+    """`text` with every invalid UTF-8 sequence replaced by U+FFFD, and how many were (the text
+    itself, unchanged, when it is valid: ASCII is told at once)."""
+    if text.isascii():
+        return text, NO_REPAIRS
     try:
-        events = decode(repaired)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return events, end, 1
+        text.decode("utf-8")
+    except UnicodeDecodeError:
+        fixed = text.decode("utf-8", "replace")
+        replaced = fixed.count("\ufffd") - text.count(_REPLACEMENT)  # those there before stay
+        return fixed.encode("utf-8"), Repairs(invalid_utf8=replaced)
+    return text, NO_REPAIRS
 
 
 def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
@@ -488,7 +591,7 @@ def _last_boundary(buf: bytes, lo: int, hi: int, final: bool) -> int:
 
 def _closes(trailer: bytes) -> bool:
     """Whether the text after the event array closes the document: `}` or `, "k": v, ... }`."""
-    body = trailer.strip().translate(_CONTROL_TO_SPACE)
+    body = valid_utf8(trailer.strip())[0].translate(_CONTROL_TO_SPACE)
     if body == b"}":
         return True
     if not body.startswith(b","):
@@ -499,13 +602,16 @@ def _closes(trailer: bytes) -> bool:
         return False
 
 
-def _decode_header(text: bytes) -> dict[str, Any]:
-    """Top-level keys around the event array; tolerant of a header cut short or damaged.
+def _decode_header(text: bytes) -> tuple[dict[str, Any], Repairs]:
+    """Top-level keys around the event array, and what was repaired in them; tolerant of a
+    header cut short or damaged.
 
     The text before `"traceEvents"` is an object left open (`{"a": 1, "b": {...},`), the text
     after the array is one already closed (`{"c": 2}`): both are tried with and without a `}`.
     """
-    body = text.rstrip().translate(_CONTROL_TO_SPACE)
+    body, repairs = valid_utf8(text.rstrip())
+    control = len(body) - len(body.translate(None, _DAMAGE))
+    body = body.translate(_CONTROL_TO_SPACE)
     if body.endswith(b","):
         body = body[:-1]
     for candidate in (body + b"}", body):
@@ -514,5 +620,5 @@ def _decode_header(text: bytes) -> dict[str, Any]:
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
-            return value
-    return {}
+            return value, repairs + Repairs(control=control)
+    return {}, NO_REPAIRS

@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import quote
 
@@ -126,7 +127,7 @@ def sqlite_names(path: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=64)
 def _sqlite_names(path: str, _size: int, _mtime: int) -> frozenset[str]:
-    with connect(path) as db:
+    with closing(connect(path)) as db:  # a connection's own `with` ends a transaction, not it
         rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         return frozenset(str(row[0]) for row in rows)
 
@@ -159,17 +160,34 @@ def _beside(path: Path, suffix: str) -> bool:
 
 
 def sqlite_error(error: sqlite3.Error | UnicodeDecodeError, expected: str) -> ReaderError:
-    """A one-line ReaderError for a database that cannot be read as `expected`."""
+    """A one-line ReaderError for a database that cannot be read as `expected`, told apart by
+    SQLite's result code (Python ≥ 3.11) or the exception's class, never by its message."""
     if isinstance(error, UnicodeDecodeError):  # text (or SQLite's message quoting it) not UTF-8
         return ReaderError(f"corrupt SQLite database (text that is not UTF-8: {error.reason}); "
                            f"expected {expected}")  # fmt: skip
     text = str(error)
-    if "locked" in text or "busy" in text:
+    code = getattr(error, "sqlite_errorcode", None)  # the extended code; its low byte the primary
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in _SQLITE_BUSY:
         return ReaderError(f"the database is locked by another process ({text}); retry when the "
                            "profiler has finished writing it")  # fmt: skip
-    if "malformed" in text or "not a database" in text or "disk image" in text:
+    corrupt = primary in _SQLITE_CORRUPT if primary is not None else _corrupt_by_class(error)
+    if corrupt:
         return ReaderError(f"corrupt SQLite database ({text}); expected {expected}")
+    if primary is None and isinstance(error, sqlite3.OperationalError):  # locked, among others
+        return ReaderError(f"cannot read as {expected} ({text}); if a profiler is still writing "
+                           "it, retry when it has finished")  # fmt: skip
     return ReaderError(f"cannot read as {expected} ({text})")
+
+
+_SQLITE_BUSY = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+_SQLITE_CORRUPT = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _corrupt_by_class(error: sqlite3.Error) -> bool:
+    """Python 3.10 has no result code: SQLite's CORRUPT and NOTADB come as a DatabaseError
+    proper, BUSY and LOCKED as an OperationalError (with other failures)."""
+    return type(error) is sqlite3.DatabaseError
 
 
 def varint(data: bytes, pos: int) -> tuple[int, int]:

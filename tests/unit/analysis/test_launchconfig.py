@@ -15,6 +15,7 @@ import gzip
 import json
 import sqlite3
 from collections import defaultdict
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def _expected(
 def test_nsys_sqlite_one_block_on_an_a100() -> None:
     """The issue's plain CUDA C program: `add` as 1 block of 256 threads on 108 SMs."""
     path = reference_file(f"{NSYS}/report4.sqlite")
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         kernels = db.execute(
             "SELECT gridX * gridY * gridZ, blockX, end - start FROM CUPTI_ACTIVITY_KIND_KERNEL"
         ).fetchall()
@@ -102,7 +103,7 @@ def test_nsys_stats_csv_takes_the_sm_count_from_the_datasheet() -> None:
 def test_rocpd_mi300x_grids_fill_the_gpu() -> None:
     """Grids in work-items in the database, work-groups in gpuscope; 304 CUs from the agent."""
     path = reference_file("rocprofv3/rocpd-db-gfx942/15_results.db")
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         rows = db.execute(
             "SELECT name, (grid_x + workgroup_x - 1) / workgroup_x * (grid_y + workgroup_y - 1) "
             "/ workgroup_y * (grid_z + workgroup_z - 1) / workgroup_z, duration FROM kernels"

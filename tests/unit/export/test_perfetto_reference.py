@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,7 @@ def test_nsys_session_clock_is_put_on_the_epoch(tmp_path: Path) -> None:
 
     source = reference("formats", "nsys", "vectoraddition-a100-nsys2022.2", "report4.sqlite")
     data = exported(source, tmp_path)
-    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as db:
+    with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as db, db:
         (epoch,) = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
         (first,) = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
     timeline = data["gpuscope"]["timeline"]

@@ -49,3 +49,12 @@ def test_mismatched_hardware_or_mode_is_refused_unless_allowed() -> None:
 def test_unreadable_baseline(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_baseline(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize("text", [b'{"schema": "gpuscope.bench/1", "name": "\xff"}', b"{not json"])
+def test_a_baseline_that_is_not_json_is_one_input_error(tmp_path: Path, text: bytes) -> None:
+    # invalid UTF-8: a UnicodeDecodeError before msgspec 0.23, a DecodeError since
+    path = tmp_path / "b.json"
+    path.write_bytes(text)
+    with pytest.raises(InputError, match=r"not JSON"):
+        load_baseline(path)

@@ -94,14 +94,88 @@ def test_truncated_gzip_stream(tmp_path: Path) -> None:
     assert warnings[0].startswith("truncated")
 
 
-def test_control_characters_and_bad_utf8_are_repaired(tmp_path: Path) -> None:
-    text = json.dumps({"traceEvents": [kernel(i, name=f"k{i}") for i in range(40)]}).encode()
-    damaged = text.replace(b'"k7"', b'"k\x017\xff"')
+# junk written into one kernel name -> (the name read, the warning that names the repair)
+DAMAGE = {
+    "invalid UTF-8": (
+        b"k\xff7\xc3(",
+        "k\ufffd7\ufffd(",
+        "2 invalid UTF-8 sequences replaced by U+FFFD",
+    ),
+    "a surrogate": (b"k\xed\xa0\x807", "k\ufffd\ufffd\ufffd7", "3 invalid UTF-8 sequences"),
+    "control characters": (b"k\x01\x1b7", "k  7", "2 control characters replaced by spaces"),
+    "a tab": (b"k\t7", "k 7", "tabs or line breaks inside strings replaced by spaces"),
+    "both": (b"k\x017\xff", "k 7\ufffd", "1 invalid UTF-8 sequence replaced by U+FFFD; 1 control"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+@pytest.mark.parametrize("indent", [None, 2])
+def test_damaged_text_is_replaced_and_named(tmp_path: Path, kind: str, indent: int | None) -> None:
+    junk, name, said = DAMAGE[kind]
+    doc = {"traceEvents": [kernel(i, name=f"k{i}") for i in range(40)], "traceName": "x"}
+    text = json.dumps(doc, indent=indent).encode()
     path = tmp_path / "bad.json"
-    path.write_bytes(damaged)
+    path.write_bytes(text.replace(b'"k7"', b'"' + junk + b'"'))
     trace = KinetoReader().read(str(path))
-    assert len(trace.gpu) == 40
-    assert any("replaced" in w for w in trace.meta.warnings)
+    assert len(trace.gpu) == 40 and trace.meta.extra["traceName"] == "x"
+    assert name in trace.names and "k7" not in trace.names
+    (warning,) = trace.meta.warnings
+    assert said in warning and not trace.meta.truncated, warning
+
+
+def test_a_replacement_character_already_there_is_not_counted(tmp_path: Path) -> None:
+    events = [kernel(0, name="ok \ufffd"), kernel(1, name="k1")]
+    text = json.dumps({"traceEvents": events}, ensure_ascii=False).encode()
+    path = tmp_path / "t.json"
+    path.write_bytes(text.replace(b'"k1"', b'"k\xff1"'))
+    trace = KinetoReader().read(str(path))
+    assert trace.names == ("k\ufffd1", "ok \ufffd")
+    assert trace.meta.warnings[0].startswith("damaged text in the file: 1 invalid UTF-8 sequence ")
+
+
+def test_damage_in_the_keys_around_the_events_is_repaired(tmp_path: Path) -> None:
+    devices = [{"id": 0, "name": "GPU \x00A\x00"}]
+    text = json.dumps({"deviceProperties": devices, "traceEvents": [kernel(0)], "traceName": "QQ"})
+    path = tmp_path / "t.json"
+    path.write_bytes(text.encode().replace(b"\\u0000", b"\xff").replace(b"QQ", b"Q\x01Q"))
+    trace = KinetoReader().read(str(path))
+    assert [d.name for d in trace.meta.devices] == ["GPU \ufffdA\ufffd"]
+    assert trace.meta.extra["traceName"] == "Q Q"
+    assert "2 invalid UTF-8 sequences replaced by U+FFFD; 1 control" in trace.meta.warnings[0]
+
+
+def test_the_stream_never_reads_the_decoders_message(tmp_path: Path) -> None:
+    """Every DecodeError here says the same thing and invalid UTF-8 raises one too (as msgspec
+    0.23 does, where 0.18 raised UnicodeDecodeError): the events, the keys after them, repairs
+    and truncation must come out the same as with the real decoder."""
+    import msgspec
+
+    real = msgspec.json.Decoder(list[dict[str, Any]]).decode
+
+    def mute(text: bytes | bytearray) -> list[Any]:
+        try:
+            bytes(text).decode("utf-8")
+            return real(text)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            raise msgspec.DecodeError("something went wrong") from None
+
+    events = [kernel(i, name=f"n{i}}}, {{v") for i in range(60)]  # `}, {` inside strings too
+    for e in events[::7]:
+        e["args"]["nested"] = [{"a": 1}, {"b": [{"c": "}, {"}]}]  # type: ignore[index]
+    doc = {"traceEvents": events, "deviceProperties": [{"id": 0}, {"id": 1}], "traceName": "x"}
+    text = json.dumps(doc).encode().replace(b'"n3}', b'"\xff\x01n3}', 1)
+    for cut in (len(text), len(text) * 7 // 10):
+        path = tmp_path / "t.json"
+        path.write_bytes(text[:cut])
+        stream = _jsonstream.EventStream(str(path), mute)
+        seen = [e["name"] for batch in stream for e in batch]
+        report = stream.report
+        assert report.repairs == _jsonstream.Repairs(invalid_utf8=1, control=1)
+        if cut == len(text):
+            assert len(seen) == 60 and seen[3] == "\ufffd n3}, {v"
+            assert report.header["traceName"] == "x" and not report.truncated
+        else:
+            assert 30 < len(seen) < 60 and report.truncated
 
 
 def test_epoch_microseconds_keep_nanoseconds(tmp_path: Path) -> None:
@@ -326,7 +400,7 @@ def test_worker_processes_report_repairs_and_truncation(
     path.write_bytes(damaged)
     one, two = read_with(str(path), 1, monkeypatch), read_with(str(path), 2, monkeypatch)
     assert SPANS["merged"] > 5 and SPANS["wrong"] == 0
-    assert any("control characters" in w for w in one.meta.warnings)
+    assert any("1 control character replaced by spaces" in w for w in one.meta.warnings)
     assert any("truncated" in w for w in one.meta.warnings)
     same_trace(one, two)
 

@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -494,7 +495,7 @@ def test_dispatch_records_in_the_json_keep_their_launch_params(tmp_path: Path) -
 def test_dispatch_records_in_the_database(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
     columns = [c.strip('"') for c in HEADER.split(",")]
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         kinds = ["TEXT" if c in ("KernelName", "sig", "obj") else "INTEGER" for c in columns]
         spec = ", ".join(f'"{c}" {k}' for c, k in zip([*columns, "GPUBusy"], [*kinds, "REAL"],
                                                          strict=True))  # fmt: skip
@@ -516,7 +517,7 @@ def test_dispatch_records_in_the_database(tmp_path: Path) -> None:
 
 def test_database_keeps_hip_and_hsa_correlations_apart(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT)')
         for table in ("HIP", "HSA"):
             db.execute(f'CREATE TABLE {table} ("BeginNs" INTEGER, "EndNs" INTEGER, "pid" INTEGER, '
@@ -560,7 +561,7 @@ def test_unsplittable_stats_rows(tmp_path: Path) -> None:
 
 def test_missing_columns_in_the_database(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute('CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT)')
         db.execute('CREATE TABLE OPS ("Name" TEXT, "Index" INTEGER)')
     one_line_error(path, "table OPS has no column BeginNs, EndNs")

@@ -26,6 +26,7 @@ import json
 import sqlite3
 import sys
 from collections import defaultdict
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,7 @@ def rocpd_summary(path: Path) -> dict[str, Any]:
     (rocprofv3's `Agent N`); a copy runs on its GPU side (destination unless only the source is
     a GPU)."""
     summary = Summary()
-    with connect(path) as db:
+    with closing(connect(path)) as db:
         agents = {
             (agent, guid): (logical, kind)
             for agent, guid, logical, kind in db.execute(
@@ -218,7 +219,7 @@ def rocpd_host_counts(db: sqlite3.Connection) -> tuple[int, int]:
 # -- RPD ---------------------------------------------------------------------------------------
 def rpd_summary(path: Path) -> dict[str, Any]:
     summary = Summary()
-    with connect(path) as db:
+    with closing(connect(path)) as db:
         sizes = copy_sizes(db)
         sql = (
             'SELECT O.id, O.gpuId, O."start", O."end", T.string, L.api_id FROM rocpd_op O '

@@ -49,8 +49,8 @@ def read(path: str, progress: Progress | None = None) -> Trace:
                         f"{report.dropped_bytes:,} bytes")  # fmt: skip
     if report.tail_cut:
         warnings.append(TAIL_CUT)
-    if report.repaired_batches:
-        warnings.append("control characters / invalid UTF-8 in the file were replaced")
+    if report.repairs:
+        warnings.append(report.repairs.warning())
     if not events:
         raise ReaderError("the traceEvents array holds no events")
     cut = report.truncated or report.tail_cut

@@ -24,9 +24,11 @@ from gpuscope.errors import ReaderError
 from gpuscope.trace import _jsonstream, _sniff
 from gpuscope.trace._copies import copy_kind, host_memory
 from gpuscope.trace._jsonstream import (
+    NO_REPAIRS,
     TAIL_CUT,
     EventStream,
     Progress,
+    Repairs,
     StreamReport,
     array_start,
     closing_bracket,
@@ -207,16 +209,16 @@ def _columns_of_piece(
             buf += handle.read(len(buf))
     builder = _Builder()
     if begin == end == 0:
-        return builder.partial(0), -1  # no boundary between its two ends: no events
+        return builder.partial(NO_REPAIRS), -1  # no boundary between its two ends: no events
     if begin < 0 or begin >= len(buf) or buf[begin] != ord("{"):
         return None, -1
     decoded = decode_span(builder.decode, buf, begin, end)
     if decoded is None:
         return None, -1
-    events, stop, repaired = decoded
+    events, stop, repairs = decoded
     builder.add(events)
     bracket = stop if stop < end else closing_bracket(buf, stop)
-    return builder.partial(repaired), (lo + bracket if bracket >= 0 else -1)
+    return builder.partial(repairs), (lo + bracket if bracket >= 0 else -1)
 
 
 def _read_in_processes(path: str, progress: Progress | None, workers: int) -> Trace:
@@ -294,11 +296,11 @@ def _columns_of_span(span: bytes) -> _Partial | None:
     decoded = decode_span(builder.decode, span, 0, len(span))
     if decoded is None:
         return None
-    events, end, repaired = decoded
+    events, end, repairs = decoded
     if end != len(span):  # the array closed inside the span: the rest is not events
         return None
     builder.add(events)
-    return builder.partial(repaired)
+    return builder.partial(repairs)
 
 
 @dataclass
@@ -311,7 +313,7 @@ class _Partial:
     span: tuple[int, int] | None
     overhead: list[list[Any]]
     loose_batches: int
-    repaired: int
+    repairs: Repairs
     gpu_rows: int
     op_rows: int
 
@@ -355,7 +357,7 @@ class _Builder:
         self.op_rows = 0
         self.input_ids: dict[bytes, int] = {}  # dims, types, concrete texts -> input_table row
         self.input_table: list[list[int]] = []  # their name indices
-        self.repaired = 0  # batches repaired in worker processes (see `merge`)
+        self.repairs = NO_REPAIRS  # what workers repaired in their spans (see `merge`)
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, text: bytes | bytearray) -> list[Any]:
@@ -617,11 +619,11 @@ class _Builder:
         self.span = (lo, hi)
 
     # -- batches read elsewhere ---------------------------------------------------------------
-    def partial(self, repaired: int) -> _Partial:
+    def partial(self, repairs: Repairs) -> _Partial:
         return _Partial(
             names=tuple(self.names), parts=dict(self.parts), counts=dict(self.counts),
             span=self.span, overhead=self.overhead, loose_batches=self.loose_batches,
-            repaired=repaired, gpu_rows=self.gpu_rows, op_rows=self.op_rows,
+            repairs=repairs, gpu_rows=self.gpu_rows, op_rows=self.op_rows,
         )  # fmt: skip
 
     def merge(self, other: _Partial) -> None:
@@ -647,7 +649,7 @@ class _Builder:
             self.span = (min(lo, self.span[0]), max(hi, self.span[1])) if self.span else (lo, hi)
         self.overhead += other.overhead
         self.loose_batches += other.loose_batches
-        self.repaired += other.repaired
+        self.repairs += other.repairs
         self.gpu_rows += other.gpu_rows
         self.op_rows += other.op_rows
 
@@ -672,7 +674,7 @@ class _Builder:
 
     # -- result -----------------------------------------------------------------------------
     def finish(self, path: str, report: StreamReport) -> Trace:
-        report.repaired_batches += self.repaired
+        report.repairs += self.repairs
         if not self.counts:
             raise ReaderError("the traceEvents array holds no events")
         names = self._sorted_names()
@@ -710,8 +712,8 @@ class _Builder:
             )
         if report.tail_cut:
             warnings.insert(0, TAIL_CUT)
-        if report.repaired_batches:
-            warnings.append("control characters / invalid UTF-8 in the file were replaced")
+        if report.repairs:
+            warnings.append(report.repairs.warning())
         if self.loose_batches:
             warnings.append("some fields had unexpected types; they were read leniently")
         distributed = header.get("distributedInfo") or {}

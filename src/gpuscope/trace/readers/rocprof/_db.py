@@ -10,6 +10,7 @@ later ones `stream-id` and `__lane`), so every column is looked up by name.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +57,7 @@ def is_rocprof_db(path: str) -> bool:
 
 def read_db(path: str) -> Piece:
     try:
-        with _sniff.connect(path) as db:
+        with closing(_sniff.connect(path)) as db:
             return _Reader(path, db).piece()
     except (sqlite3.Error, UnicodeDecodeError) as error:
         raise _sniff.sqlite_error(error, _EXPECTED) from None

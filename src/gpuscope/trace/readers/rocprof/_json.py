@@ -74,6 +74,8 @@ def _add_report(piece: Piece, report: StreamReport, loose: int) -> None:
     if report.tail_cut:
         piece.truncated = True
         piece.warnings.insert(0, TAIL_CUT)
+    if report.repairs:
+        piece.warnings.append(report.repairs.warning())
     if loose:
         piece.warnings.append(f"skipped {loose:,} events with unreadable fields")
 

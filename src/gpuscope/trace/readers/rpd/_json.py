@@ -296,6 +296,8 @@ def _with_meta(trace: Trace, path: str, found: _Collector, report: StreamReport)
         )
     if report.tail_cut:
         warnings.append(TAIL_CUT)
+    if report.repairs:
+        warnings.append(report.repairs.warning())
     meta = trace_meta(
         path,
         "rpd",
