@@ -239,6 +239,8 @@ def _first_calls(trace: Trace, links: Links, waiting: bool = False) -> list[Even
     waits = _waiting_calls(trace)
     blocked = _overlaps(host.start[waits], host.end[waits], ops.start, ops.end)
     timed_ops = (ops.kind == OP) & (ops.start >= 0)
+    if waiting:  # only a name with a blocked call can have a blocked first call
+        timed_ops &= np.isin(ops.name, unique(ops.name[timed_ops & blocked]))
     op_rows = np.flatnonzero(timed_ops if waiting else timed_ops & ~blocked)
     host_rows = np.flatnonzero((host.start >= 0) & ~waits) if not waiting else np.zeros(0, int)
     tables = (

@@ -319,8 +319,9 @@ def _concat(parts: list[Pieces]) -> Pieces:
     columns = [np.concatenate([getattr(p, name) for p in parts]).astype(np.int64)
                for name in ("start", "end", "state", "gap", "label", "after")]  # fmt: skip
     keep = columns[1] > columns[0]
-    order = np.lexsort((columns[0][keep], columns[3][keep]))
-    return Pieces(*(c[keep][order] for c in columns))
+    kept = [c[keep] for c in columns]
+    order = sort_by(kept[3], kept[0])  # by gap, then start
+    return Pieces(*(c[order] for c in kept))
 
 
 class _Painter:
