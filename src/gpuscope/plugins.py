@@ -35,6 +35,15 @@ def installed(group: str) -> tuple[tuple[str, Any], ...]:
 
 
 @functools.cache
+def installed_one(group: str, name: str) -> Any:
+    """The loaded object of entry point `name` of `group` (None when there is none), loading
+    no other: a command that draws one format imports only that renderer."""
+    for entry in _entry_points().select(group=group, name=name):
+        return entry.load()
+    return None
+
+
+@functools.cache
 def _entry_points() -> Any:
     """Every installed package's entry points, scanned once for all groups: each scan reads
     every package's metadata (~70 ms with Ray and Dask installed), and four groups are asked."""

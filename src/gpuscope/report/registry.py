@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from gpuscope import plugins
 from gpuscope.document.model import Document
@@ -41,7 +41,9 @@ _REGISTERED: dict[str, Renderer] = {}
 
 
 def register(name: str, renderer: Renderer) -> None:
-    """Add a renderer under `name`; ValueError when the name is taken."""
+    """Add a renderer under `name`; ValueError when the name is taken (an installed one's
+    too)."""
+    _load_entry_points()
     plugins.add(_REGISTERED, name, renderer, "renderer")
 
 
@@ -57,7 +59,7 @@ def _load_entry_points() -> None:
     """Register the entry points' renderers, once per process (scanning the installed
     packages' metadata costs tens of ms)."""
     for name, renderer in installed():
-        register(name, renderer)
+        plugins.add(_REGISTERED, name, renderer, "renderer")
 
 
 def installed() -> list[tuple[str, Renderer]]:
@@ -67,6 +69,12 @@ def installed() -> list[tuple[str, Renderer]]:
 
 def renderer(name: str) -> Renderer:
     """The renderer registered as `name`; ConfigError naming the others when there is none."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if not _load_entry_points.cache_info().currsize:  # only this one's module is imported
+        one = plugins.installed_one(GROUP, name)
+        if one is not None:
+            return cast(Renderer, one)
     found = renderers()
     if name not in found:
         known = ", ".join(sorted(found)) or "none"
