@@ -26,21 +26,34 @@ def add(registered: dict[str, T], name: str, plugin: T, what: str) -> None:
     registered[name] = plugin
 
 
-@functools.cache
-def installed(group: str) -> tuple[tuple[str, Any], ...]:
-    """(name, loaded object) of every entry point of `group`, read once per process."""
-    entries = _entry_points()
-    chosen = entries.select(group=group)
-    return tuple((entry.name, entry.load()) for entry in chosen)
+def installed(group: str, own: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, Any], ...]:
+    """(name, loaded object) of every entry point of `group`, read once per process. `own`:
+    (name, module) of gpuscope's own entries in the group, as pyproject.toml declares them,
+    loaded where the metadata lacks them — a source tree run by path (PYTHONPATH=src) has none."""
+    return _installed(group, own)
 
 
 @functools.cache
-def installed_one(group: str, name: str) -> Any:
+def _installed(group: str, own: tuple[tuple[str, str], ...]) -> tuple[tuple[str, Any], ...]:
+    found = [(entry.name, entry.load()) for entry in _entry_points().select(group=group)]
+    names = {name for name, _ in found}
+    return tuple(found) + tuple((n, _load(m)) for n, m in own if n not in names)
+
+
+@functools.cache
+def installed_one(group: str, name: str, own: tuple[tuple[str, str], ...] = ()) -> Any:
     """The loaded object of entry point `name` of `group` (None when there is none), loading
     no other: a command that draws one format imports only that renderer."""
     for entry in _entry_points().select(group=group, name=name):
         return entry.load()
-    return None
+    module = dict(own).get(name)
+    return _load(module) if module is not None else None
+
+
+def _load(module: str) -> Any:
+    import importlib
+
+    return importlib.import_module(module)
 
 
 @functools.cache

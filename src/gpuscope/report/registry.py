@@ -29,6 +29,13 @@ from gpuscope.document.model import Document
 from gpuscope.errors import ConfigError
 
 GROUP = "gpuscope.renderers"
+# gpuscope's own, as its pyproject.toml declares them (tests/unit/test_plugins.py keeps the two
+# equal): loaded from here too where no metadata names them (a source tree run by path)
+OWN = (
+    ("terminal", "gpuscope.report.terminal"),
+    ("markdown", "gpuscope.report.markdown"),
+    ("html", "gpuscope.report.html"),
+)
 
 
 class Renderer(Protocol):
@@ -64,7 +71,7 @@ def _load_entry_points() -> None:
 
 def installed() -> list[tuple[str, Renderer]]:
     """(name, module) of every entry point of the `gpuscope.renderers` group."""
-    return list(plugins.installed(GROUP))
+    return list(plugins.installed(GROUP, OWN))
 
 
 def renderer(name: str) -> Renderer:
@@ -72,7 +79,7 @@ def renderer(name: str) -> Renderer:
     if name in _REGISTERED:
         return _REGISTERED[name]
     if not _load_entry_points.cache_info().currsize:  # only this one's module is imported
-        one = plugins.installed_one(GROUP, name)
+        one = plugins.installed_one(GROUP, name, OWN)
         if one is not None:
             return cast(Renderer, one)
     found = renderers()
