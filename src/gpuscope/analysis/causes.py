@@ -122,9 +122,16 @@ def _syncs_per_step(a: Analysis, b: Breakdown) -> float:
 
 def _judged_syncs(a: Analysis, b: Breakdown) -> Any:
     """Rows of trace.host: the main thread's blocking calls that start in the judged steps
-    (else in the device's active span)."""
-    host = a.trace.host
+    (else in the device's active span), less a one-off that closes the window (no device op
+    starts after it ends, and no earlier sync has its name: a harness's final synchronize, not
+    the last of a loop's per-step `.item()`)."""
+    host, gpu = a.trace.host, a.trace.gpu
     rows = np.flatnonzero(blocking_calls(a.trace, a.links) & (host.tid == b.idle.main_thread))
+    timed = gpu.start[gpu.start >= 0]
+    if len(timed):
+        closing = host.end[rows] >= timed.max()
+        again = np.isin(host.name[rows], host.name[rows[~closing]])
+        rows = rows[~closing | again]
     if b.judged_by_steps:
         lo, hi = b.steps.start[b.steady], b.steps.end[b.steady]
         return rows[slot(host.start[rows], lo, hi) >= 0]
@@ -342,8 +349,8 @@ def sync_overhead(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
     share = b.share("sync")
     at_most = _at_most(a, "sync")
     wall = b.judged_wall()
-    if max(share, at_most / wall) < REPORT_SHARE or not c.syncs_per_step:
-        return None
+    if max(share, at_most / wall) < REPORT_SHARE or not c.syncs_per_step or not at_most:
+        return None  # nothing to save: the host's own time and the GPU's busy time remain
     evidence = _evidence(a, b, "sync", ns, at_most)
     sites = _sync_sites(a, b)
     evidence["syncs_per_step"] = round(c.syncs_per_step, 2)
