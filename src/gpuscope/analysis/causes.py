@@ -37,7 +37,7 @@ from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import Breakdown
-from gpuscope.analysis.hoststate import STATES, blocking_calls, state_text
+from gpuscope.analysis.hoststate import STATES, blocking_calls, closing_syncs, state_text
 from gpuscope.analysis.hotspots import migrations
 from gpuscope.analysis.launch import GRAPH_REPLAYED
 from gpuscope.analysis.stepranges import slot
@@ -125,13 +125,9 @@ def _judged_syncs(a: Analysis, b: Breakdown) -> Any:
     (else in the device's active span), less a one-off that closes the window (no device op
     starts after it ends, and no earlier sync has its name: a harness's final synchronize, not
     the last of a loop's per-step `.item()`)."""
-    host, gpu = a.trace.host, a.trace.gpu
-    rows = np.flatnonzero(blocking_calls(a.trace, a.links) & (host.tid == b.idle.main_thread))
-    timed = gpu.start[gpu.start >= 0]
-    if len(timed):
-        closing = host.end[rows] >= timed.max()
-        again = np.isin(host.name[rows], host.name[rows[~closing]])
-        rows = rows[~closing | again]
+    host = a.trace.host
+    judged = blocking_calls(a.trace, a.links) & ~closing_syncs(a.trace, a.links)
+    rows = np.flatnonzero(judged & (host.tid == b.idle.main_thread))
     if b.judged_by_steps:
         lo, hi = b.steps.start[b.steady], b.steps.end[b.steady]
         return rows[slot(host.start[rows], lo, hi) >= 0]

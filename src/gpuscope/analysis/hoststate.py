@@ -424,6 +424,21 @@ def blocking_calls(trace: Trace, links: Links) -> np.ndarray[Any, np.dtype[np.bo
     return blocking
 
 
+def closing_syncs(trace: Trace, links: Links) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Blocking calls that close the profiled window: no device op starts after one ends, and no
+    earlier blocking call has its name (a harness's final synchronize, not the last of a loop's
+    per-step `.item()`)."""
+    host, gpu = trace.host, trace.gpu
+    blocking = blocking_calls(trace, links)
+    timed = gpu.start[gpu.start >= 0]
+    if not len(timed):
+        return np.zeros(len(host), bool)
+    closing = blocking & (host.end >= timed.max())
+    again = np.isin(host.name, host.name[blocking & ~closing])
+    result: np.ndarray[Any, np.dtype[np.bool_]] = closing & ~again
+    return result
+
+
 def _pageable_copy_calls(trace: Trace, links: Links) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Host copy calls whose copy has a pageable host side."""
     host, gpu = trace.host, trace.gpu

@@ -38,6 +38,7 @@ from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import PART_LABELS, PARTS
+from gpuscope.analysis.hoststate import closing_syncs
 from gpuscope.analysis.stepranges import empty_step_names, slot, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -337,8 +338,13 @@ def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[
 
 
 def findings(a: Analysis, result: Steps) -> list[Finding]:
-    """`step-variance`: steady step times with CV ≥ VARIANCE_CV (≥ VARIANCE_MIN_STEPS steps)."""
+    """`step-variance`: steady step times with CV ≥ VARIANCE_CV (≥ VARIANCE_MIN_STEPS steps), a
+    last step that holds the window's closing sync left out (the harness's time, not the
+    program's)."""
     steady = result.steady
+    closing = _closing_step(a, steady)
+    if closing is not None:
+        steady = [s for s in steady if s is not closing]
     if len(steady) < VARIANCE_MIN_STEPS:
         return []
     times = [result.time(s) for s in steady]
@@ -348,7 +354,7 @@ def findings(a: Analysis, result: Steps) -> list[Finding]:
     excess = sum(max(t - spread["median"], 0.0) for t in times) / sum(times)
     slowest = max(steady, key=result.time)
     fastest = min(steady, key=result.time)
-    delta = _difference(result, slowest)
+    delta = _difference(result, slowest, steady)
     message = (
         f"step time ({_measure(result)}) varies: CV {spread['cv']:.0%} over {len(steady)} steps "
         f"(median {fmt.duration(us(spread['median']))}, fastest {fastest.name} "
@@ -367,6 +373,7 @@ def findings(a: Analysis, result: Steps) -> list[Finding]:
         "slowest_vs_median_us": {k: us(v) for k, v in delta.items() if "ops" not in k},
         "slowest_vs_median_ops": delta["ops"],
         "warmup_steps_left_out": result.warmup,
+        "closing_step_left_out": closing.name if closing is not None else None,
     }
     severity = "warning" if excess >= EXCESS_WARNING else "info"
     above = sum(max(result.time(s) - spread["median"], 0.0) for s in steady)
@@ -383,10 +390,18 @@ def _measure(result: Steps) -> str:
     return "on the device's clock" if result.timed_by == "device" else "wall"
 
 
-def _difference(result: Steps, step: Step) -> dict[str, float]:
+def _closing_step(a: Analysis, steady: list[Step]) -> Step | None:
+    """The last steady step when a sync that closes the window starts inside it."""
+    if not steady:
+        return None
+    last = steady[-1]
+    starts = a.trace.host.start[closing_syncs(a.trace, a.links)]
+    return last if bool(((starts >= last.start) & (starts < last.end)).any()) else None
+
+
+def _difference(result: Steps, step: Step, steady: list[Step]) -> dict[str, float]:
     """How a step differs from the median of each quantity over the steady steps (ns; `ops`: a
     count): its time, each part of the breakdown, and the operators it runs."""
-    steady = result.steady
 
     def median(values: list[int]) -> float:
         return float(np.median(values))

@@ -4,7 +4,8 @@
    growth happen here, and must not pollute the profile);
 2. warm-up calls, timed one by one, until the steady state is reached;
 3. a scheduled torch.profiler window (one profiler warm-up step, then `iterations` active steps)
-   with CPU and device activities and input shapes, closed by one synchronize;
+   with CPU and device activities and input shapes (torch.profiler synchronizes the device
+   as the window stops, after the last step);
 4. the `key_averages` table sorted by self device time, the Chrome trace, and `analyze`'s report
    of that trace.
 
@@ -167,8 +168,8 @@ def _profile_window(
             for step in range(iterations + 1):  # one profiler warm-up step, then active ones
                 with prof.record_function(f"gpuscope.profile#{step}"):
                     fn(*args, **kwargs)
-                if step == iterations and on_gpu:
-                    torch.cuda.synchronize()  # the window closes once the device is done
+                # no synchronize of ours before the last step(): torch.profiler synchronizes as
+                # the window stops, after the last step, so that step is timed like the others
                 p.step()
     if not written:
         raise ToolError(
