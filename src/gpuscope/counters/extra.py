@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis import Finding
-from gpuscope.counters.analysis import CounterAnalysis
-from gpuscope.counters.pipeline import analyse_counters
 from gpuscope.errors import InputError
 
 if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
+    from gpuscope.counters.analysis import CounterAnalysis
     from gpuscope.document.model import Section
 
 NAME = "counters"
@@ -26,6 +25,8 @@ def analyse(a: Analysis) -> CounterAnalysis | None:
     """None when the trace has no counter values."""
     if not a.trace.provides("counters") or not len(a.trace.counters):
         return None
+    from gpuscope.counters.pipeline import analyse_counters  # ~40 ms: only for counter traces
+
     try:
         return analyse_counters([a.trace])
     except InputError:  # counters of dispatches the trace does not hold
