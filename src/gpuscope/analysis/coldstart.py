@@ -15,6 +15,7 @@ stalled, measured.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.analyze import Analysis
 
 NAME = "cold_start"
+STEP_NUMBER = re.compile(r"ProfilerStep#(\d+)$")
 COLD_WARNING_SHARE = 0.10  # cold-start time over the window: warning from here
 COLD_INFO_SHARE = 0.01  # below this, nothing is said
 MAX_LISTED = 8
@@ -46,6 +48,8 @@ class WarmUp:
     names: list[str]  # the leading warm-up steps
     walls: list[int]
     median_others_ns: int  # median of the steady steps after them
+    end_ns: int = -1  # where the last of them ends
+    skipped: int = 0  # steps torch.profiler's schedule ran before its window (ProfilerStep#N)
 
     @property
     def excess_ns(self) -> int:
@@ -105,7 +109,9 @@ def _warmup(trace: Trace) -> WarmUp | None:
     count = warmup_count(walls)
     if not count:
         return None
-    return WarmUp(names[:count], walls[:count], int(np.median(walls[count:])))
+    number = STEP_NUMBER.match(names[0])
+    return WarmUp(names[:count], walls[:count], int(np.median(walls[count:])), int(hi[count - 1]),
+                  int(number.group(1)) if number else 0)  # fmt: skip
 
 
 def _count_union(events: list[Event]) -> tuple[int, int]:
@@ -157,6 +163,15 @@ def _cold_finding(a: Analysis, result: ColdStart) -> Finding | None:
     if not result.events:
         return _first_step_finding(a, result, severity, evidence)
     what = "; ".join(_kind_summary(result, k) for k in KINDS if k in result.by_kind)
+    warm = _after_a_schedule(result)
+    if warm is not None:  # the program was warm: the profiler's first active step
+        message = (
+            f"the first recorded step is slow ({fmt.duration(us(result.cold_ns))}, "
+            f"{result.share:.0%} of the window): {what}{_first_step_text(result)}. The verdict "
+            f"leaves {_listed(warm.names)} out."
+        )
+        return finding("cold-start", "info", message, _scheduled_action(warm), evidence,
+                       impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
     message = (
         f"this trace includes cold-start work ({fmt.duration(us(result.cold_ns))}, "
         f"{result.share:.0%} of the window): {what}{_first_step_text(result)}. "
@@ -164,6 +179,32 @@ def _cold_finding(a: Analysis, result: ColdStart) -> Finding | None:
     )
     return finding("cold-start", severity, message, _cold_action(a, result), evidence,
                    impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
+
+
+def _after_a_schedule(result: ColdStart) -> WarmUp | None:
+    """The warm-up steps when torch.profiler's schedule already ran steps before its window
+    (the first recorded step is ProfilerStep#1 or later) and every cold event is a first call
+    inside those steps: what is left is the profiler's first active step, not the program's
+    start-up (module loads, compilation or captures would say otherwise)."""
+    warm = result.warmup
+    if warm is None or warm.skipped < 1 or set(result.by_kind) - {"first_call"}:
+        return None
+    return warm if all(e.end <= warm.end_ns for e in result.events) else None
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
+
+
+def _scheduled_action(warm: WarmUp) -> str:
+    return (
+        f"Nothing to change in the program: the profiler's schedule already ran {warm.skipped} "
+        f"step{'s' if warm.skipped > 1 else ''} before its window, so the first calls were "
+        "warm; the first active step also pays the profiler starting to record operators (its "
+        "CPU-side callbacks turn on there, not in the schedule's warm-up). gpuscope judges the "
+        "steady steps; for totals without that step, profile one more active step and leave "
+        "the first out."
+    )
 
 
 def _first_step_finding(
@@ -176,7 +217,12 @@ def _first_step_finding(
         "it (warm-up work the trace does not name: allocator growth, data-loader start, "
         "cuDNN/cuBLAS autotuning, optimizer state creation)"
     )
-    action = advice.warm_up(a.program, a.trace.meta.format) + ", and judge the steady steps only."
+    if warm.skipped:  # the schedule's own steps ran first: its advice is already followed
+        action = _scheduled_action(warm)
+    else:
+        action = (
+            advice.warm_up(a.program, a.trace.meta.format) + ", and judge the steady steps only."
+        )
     return finding("first-step-outlier", severity, message, action, evidence,
                    impact_ns=result.cold_ns, cause="cold-start")  # fmt: skip
 

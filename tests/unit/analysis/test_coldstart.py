@@ -198,6 +198,25 @@ def test_a_slow_first_step_without_named_cause(builder: TraceBuilder, tmp_path: 
     found = by_id(a)["first-step-outlier"]
     assert found["severity"] == "warning"  # 3,950 µs of an 8,100 µs window
     assert f"{5000.0 / median:.1f}× the median" in found["message"]
+    assert "schedule(wait=1, warmup=1" in found["action"]  # ProfilerStep#0: no schedule ran
+
+
+def test_a_slow_first_step_after_a_schedule_gets_no_schedule_advice(
+    builder: TraceBuilder, tmp_path: Path
+) -> None:
+    """The window starts at ProfilerStep#2: the schedule ran two steps before it (wait /
+    warmup), so "use a schedule" is advice the trace already shows taken."""
+    walls = [5000.0, 1000.0, 1100.0, 1000.0]
+    t = 0.0
+    for i, wall in enumerate(walls):
+        builder.annotation(f"ProfilerStep#{i + 2}", t, wall)
+        ext = builder.op("aten::mm", t + 10, 50.0)
+        builder.launch("gemm", at=t + 20, start=t + 30, dur=100.0, ext=ext)
+        t += wall
+    a = builder.analyze(tmp_path / "t.json", span=(0.0, t))
+    found = by_id(a)["first-step-outlier"]
+    assert "schedule(wait" not in found["action"]
+    assert "already ran 2 steps before its window" in found["action"]
 
 
 # ---------------------------------------------------------------- profiler overhead

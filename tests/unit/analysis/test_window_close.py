@@ -41,3 +41,20 @@ def test_the_step_that_holds_it_is_left_out_of_the_variance() -> None:
     assert cv < 0.1
     report = gpuscope.analyze(str(TRACE)).to_dict()
     assert "step-variance" not in {f["id"] for f in report["findings"]}
+
+
+def test_a_slow_first_step_after_the_schedules_warm_up_is_the_profilers() -> None:
+    """profile ran 4 warm calls and the schedule a warm-up step (ProfilerStep#0, not recorded)
+    before its window: the first recorded step's slow first calls are no program start-up, and
+    no advice to add the schedule the trace already shows."""
+    events = json.loads(gzip.decompress(TRACE.read_bytes()))["traceEvents"]
+    steps = sorted((e["ts"], e["name"]) for e in events if e["name"].startswith("ProfilerStep#"))
+    assert steps[0][1] == "ProfilerStep#1"  # the schedule's warm-up step ran before the window
+    assert not [e for e in events if "Module Load" in e.get("name", "")]
+    report = gpuscope.analyze(str(TRACE)).to_dict()
+    cold = {f["id"]: f for f in report["findings"]}["cold-start"]
+    assert cold["severity"] == "info"
+    assert "verdict leaves ProfilerStep#1 out" in cold["message"]
+    assert "unreliable" not in cold["message"]
+    assert "schedule(wait" not in cold["action"] and "Nothing to change" in cold["action"]
+    assert report["verdict"]["cause"] == "launch"
