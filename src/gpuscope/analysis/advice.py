@@ -391,10 +391,16 @@ def _pytorch_launch(p: Program, c: LaunchContext) -> str:
             "The step is compiled but its kernels are launched one by one: torch.compile(mode="
             f'"reduce-overhead") replays the compiled code as {p.graphs}'
         )
-    else:
+    elif c.short_kernels:
         text = (
             f"Capture the step as {p.graphs} (torch.cuda.graphs, or torch.compile(mode="
             '"reduce-overhead")) and fuse its small kernels (torch.compile)'
+        )
+    else:  # kernels of tens of µs: the per-operator host cost paces them, not their number
+        text = (
+            f"Capture the step as {p.graphs} (torch.cuda.graphs, or torch.compile(mode="
+            '"reduce-overhead")): a replay launches every kernel of the step at once, so the '
+            "host's cost per operator no longer paces the GPU"
         )
     if c.optimizer_share >= 0.1:
         text += (
