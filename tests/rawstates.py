@@ -60,6 +60,13 @@ def _covers(union: list[Span], t: int) -> bool:
 def breakdown(path: Path) -> list[tuple[str, dict[str, int]]]:
     """(step name, ns per part) for each step, on the step's clock (device-timed when the host
     runs ahead of the device)."""
+    steps, pieces = states(path)
+    return [(name, _sum(pieces, lo, hi)) for name, (lo, hi) in steps]
+
+
+def states(path: Path) -> tuple[list[tuple[str, Span]], list[tuple[int, int, str]]]:
+    """The steps, and every piece of time with its part (device work, then what the launching
+    thread did under each idle interval)."""
     evs = [e for e in events(path) if e.get("ph") == "X" and "ts" in e]
     calls = [e for e in evs if e.get("cat") in ("cuda_runtime", "cuda_driver")]
     by_corr = {e["args"]["correlation"]: e for e in calls if "correlation" in e.get("args", {})}
@@ -100,7 +107,7 @@ def breakdown(path: Path) -> list[tuple[str, dict[str, int]]]:
         if tid not in threads:
             threads[tid] = _thread(tid, calls, cpu, pageable)
         pieces += _thread_states(lo, hi, *threads[tid], startup)
-    return [(name, _sum(pieces, lo, hi)) for name, (lo, hi) in steps]
+    return steps, pieces
 
 
 def _steps(

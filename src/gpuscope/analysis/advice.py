@@ -346,10 +346,14 @@ class LaunchContext:
     compiled_share: float  # share of the dispatch time inside torch.compile'd code
     optimizer_share: float  # share of the dispatch time inside the optimizer step
     short_kernels: bool  # most kernels run under 10 µs
+    hooks_share: float = 0.0  # share of the dispatch time inside FSDP's hooks
+    fsdp_units: int = 0  # modules FSDP wraps (0: unknown)
 
 
 def launch(p: Program, c: LaunchContext) -> str:
     """The host dispatches the next work more slowly than the device runs it."""
+    if p.is_("pytorch") and p.wrapper in ("fsdp1", "fsdp2") and not c.graphs:
+        return _fsdp_launch(p, c)  # no graphs advice: so no "remove the syncs first" either
     if p.is_("pytorch"):
         text = _pytorch_launch(p, c)
     elif p.is_("jax") and c.graphs:
@@ -363,6 +367,54 @@ def launch(p: Program, c: LaunchContext) -> str:
             f"{text[0].lower()}{text[1:]}"
         )
     return text
+
+
+FSDP_HOOKS_SHARE = 0.25  # FSDP's hooks this share of the dispatch: wrap larger units
+
+
+def _fsdp_launch(p: Program, c: LaunchContext) -> str:
+    """FSDP frees and gathers parameters around every wrapped module: a step that graph capture
+    cannot replay, and whose hooks are host work per wrapped unit."""
+    wrap = (
+        "fully_shard on each transformer block or other large unit and on the root, not on "
+        "every layer"
+        if p.wrapper == "fsdp2"
+        else "an auto_wrap_policy around the transformer blocks (transformer_auto_wrap_policy or "
+        "ModuleWrapPolicy), not a small size-based one"
+    )
+    text = (
+        f"{p.graphs} cannot capture an FSDP step (its parameters are freed and gathered again "
+        "around every wrapped module). "
+    )
+    if c.hooks_share >= FSDP_HOOKS_SHARE:
+        gathered = (
+            "reshard_after_forward=False"
+            if p.wrapper == "fsdp2"
+            else "sharding_strategy=ShardingStrategy.SHARD_GRAD_OP"
+        )
+        text += (
+            f"{c.hooks_share:.0%} of the dispatch is FSDP's own hooks (gather, reshard, reduce): "
+        )
+        if c.fsdp_units > 1:
+            text += (
+                f"wrap fewer, larger units so that fewer of them run ({c.fsdp_units} wrapped "
+                f"modules here) — {wrap}; "
+            )
+        text += (
+            f"where memory allows, keep the parameters gathered from forward to backward "
+            f"({gathered}, if not set already) so that the backward gathers nothing again. "
+        )
+    text += "Give each kernel more work (a larger batch per rank)"
+    if "compiled" not in p.traits:
+        text += ", and torch.compile each block to fuse its small kernels" + (
+            "" if p.wrapper == "fsdp2" else " (with use_orig_params=True)"
+        )
+    if c.optimizer_share >= 0.1:
+        text += (
+            f"; {c.optimizer_share:.0%} of the dispatch is the optimizer step: compile it "
+            "(torch.compile around optimizer.step()) or create the optimizer with fused=True"
+        )
+    return text + "."
 
 
 def _pytorch_launch(p: Program, c: LaunchContext) -> str:
@@ -401,6 +453,11 @@ def _pytorch_launch(p: Program, c: LaunchContext) -> str:
             f"Capture the step as {p.graphs} (torch.cuda.graphs, or torch.compile(mode="
             '"reduce-overhead")): a replay launches every kernel of the step at once, so the '
             "host's cost per operator no longer paces the GPU"
+        )
+    if p.wrapper == "ddp" and "graphs" in text:
+        text += (
+            " (under DDP, as PyTorch's CUDA-graphs notes describe: warm-up iterations on a side "
+            "stream before capture; the gradient all-reduces are captured with the step)"
         )
     if c.optimizer_share >= 0.1:
         text += (

@@ -40,6 +40,7 @@ from gpuscope.analysis.breakdown import Breakdown
 from gpuscope.analysis.hoststate import STATES, blocking_calls, closing_syncs, state_text
 from gpuscope.analysis.hotspots import migrations
 from gpuscope.analysis.launch import GRAPH_REPLAYED
+from gpuscope.analysis.program import fsdp_units
 from gpuscope.analysis.stepranges import slot
 from gpuscope.document.units import nbytes, time_ns
 from gpuscope.peaks import peaks_for
@@ -57,6 +58,9 @@ SYNCS_IN_STEP = 2  # a step with this many blocking syncs cannot be captured as 
 PINNED_NEAR_LINK = 0.6  # pinned copies at this share of the host link: already at the link's pace
 COMPILED = re.compile(r"^(CompiledFunction(Backward)?|Torch-Compiled Region|## Call Compiled)")
 OPTIMIZER = re.compile(r"^Optimizer\.step#")
+# FSDP's hooks: FSDP2's ranges and its post-backward autograd function, FSDP1's hook methods
+# (not `FullyShardedDataParallel.forward`, which holds the whole forward)
+FSDP_HOOKS = re.compile(r"^FSDP::|RegisterPostBackwardFunction|^FullyShardedDataParallel\._")
 DATALOADER = re.compile(r"DataLoader")
 SINGLE_PROCESS_LOADER = re.compile(r"_SingleProcessDataLoaderIter")
 TOP = 5
@@ -212,6 +216,7 @@ def launch_overhead(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
     at_most = _at_most(a, "launch")
     inside = _share_inside(a, "launch", COMPILED)
     optimizer = _share_inside(a, "launch", OPTIMIZER)
+    hooks = _share_inside(a, "launch", FSDP_HOOKS) if a.program.wrapper.startswith("fsdp") else 0.0
     syncing = c.syncs_per_step >= SYNCS_IN_STEP and b.share("sync") > 0 and b.judged_by_steps
     evidence = _evidence(a, b, "launch", ns, at_most)
     evidence.update(
@@ -222,12 +227,16 @@ def launch_overhead(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
         share_inside_compiled_code=round(inside, 4),
         share_inside_optimizer_step=round(optimizer, 4),
     )
+    if a.program.wrapper.startswith("fsdp"):
+        evidence["share_inside_fsdp_hooks"] = round(hooks, 4)
     context = advice.LaunchContext(
         graphs=c.graph_share >= GRAPH_REPLAYED,
         syncs_per_step=c.syncs_per_step if syncing else 0.0,
         compiled_share=inside,
         optimizer_share=optimizer,
         short_kernels=c.short_share >= 0.5,
+        hooks_share=hooks,
+        fsdp_units=fsdp_units(a.trace, a.program.wrapper) if hooks else 0,
     )
     message = (
         f"launch / dispatch: the GPU waits {time_ns(ns)} ({share:.0%} "

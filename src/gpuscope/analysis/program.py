@@ -34,6 +34,9 @@ TRAIT_LABELS = {
     "graphs": "CUDA/HIP graphs",
     "serving:vllm": "vLLM serving",
     "serving:sglang": "SGLang serving",
+    "parallel:fsdp2": "FSDP2",
+    "parallel:fsdp1": "FSDP1",
+    "parallel:ddp": "DDP",
 }
 KERNEL_SHARE = 0.30  # a kernel family with this share of kernel time names the program
 
@@ -74,6 +77,20 @@ _SERVING = (
     ("serving:vllm", re.compile(r"vllm", re.I)),
     ("serving:sglang", re.compile(r"sglang", re.I)),
 )
+# the ranges each data-parallel wrapper records (torch.distributed's own record_function names,
+# seen in 1-rank jobs recorded on an H200: tests/data/recorded/wrapper_*_h200.json.gz): FSDP2
+# (`fully_shard`) "FSDP::pre_backward (6)" …, FSDP1 "FullyShardedDataParallel._pre_forward" …,
+# DDP "DistributedDataParallel.forward"
+PARALLEL_WRAPPERS = (
+    ("parallel:fsdp2", "FSDP::"),
+    ("parallel:fsdp1", "FullyShardedDataParallel."),
+    ("parallel:ddp", "DistributedDataParallel."),
+)
+_FSDP2_UNIT = re.compile(r"^FSDP::pre_forward \(")
+_FSDP1_UNIT, _FSDP1_ROOT = (
+    "FullyShardedDataParallel._pre_forward",
+    "FullyShardedDataParallel._root_pre_forward",
+)
 _GRAPH_LAUNCH = re.compile(r"^(?:cuda|hip|cu)GraphLaunch")
 _HIP_API = re.compile(r"^hip[A-Z]|^hsa_")
 _CUDA_API = re.compile(r"^cuda[A-Z]|^cu[A-Z]")
@@ -105,6 +122,12 @@ class Program:
 
     def is_(self, *kinds: str) -> bool:
         return self.kind in kinds
+
+    @property
+    def wrapper(self) -> str:
+        """The data-parallel wrapper whose ranges the trace holds: fsdp2, fsdp1, ddp or ""."""
+        found = [t.split(":", 1)[1] for t in self.traits if t.startswith("parallel:")]
+        return found[0] if found else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "traits": list(self.traits),
@@ -209,4 +232,23 @@ def _traits(
         traits.append("graphs")
     texts = " ".join(sorted(markers | ops))[:200_000]
     traits += [name for name, pattern in _SERVING if pattern.search(texts)]
-    return tuple(traits)
+    named = markers | ops
+    wrapper = next((w for w, prefix in PARALLEL_WRAPPERS
+                    if any(n.startswith(prefix) for n in named)), None)  # fmt: skip
+    return tuple(traits + ([wrapper] if wrapper else []))
+
+
+def fsdp_units(trace: Trace, wrapper: str) -> int:
+    """How many modules FSDP wraps, from its ranges: FSDP2 names each unit's pre-forward
+    ("FSDP::pre_forward (6)"); FSDP1 runs one `_pre_forward` per unit and one
+    `_root_pre_forward` per forward (0 when the trace does not say)."""
+    ops = trace.ops
+    names = {i: trace.names[i] for i in unique(ops.name)}
+    if wrapper == "fsdp2":
+        return sum(1 for n in names.values() if _FSDP2_UNIT.match(n))
+    if wrapper != "fsdp1":
+        return 0
+    counts = {n: int((ops.name == i).sum()) for i, n in names.items()
+              if n in (_FSDP1_UNIT, _FSDP1_ROOT)}  # fmt: skip
+    roots = counts.get(_FSDP1_ROOT, 0)
+    return round(counts.get(_FSDP1_UNIT, 0) / roots) if roots else 0

@@ -64,7 +64,7 @@ def analyse(a: Analysis) -> Communication | None:
         step_of=step_of,
         record_ops=_count_named(a, "record_param_comms"),
         training=_has_backward(a),
-        wrapper=_wrapper(a),
+        wrapper=a.program.wrapper,
     )
 
 
@@ -72,25 +72,6 @@ def _count_named(a: Analysis, name: str) -> int:
     names = a.trace.names
     index = [i for i in distinct(a.trace.ops.name.astype(np.int64)) if names[i] == name]
     return int(np.isin(a.trace.ops.name, index).sum()) if index else 0
-
-
-# the ranges each data-parallel wrapper records (torch.distributed's own record_function names):
-# FSDP2 (`fully_shard`) "FSDP::pre_forward" …, FSDP1 "FullyShardedDataParallel._pre_forward" …,
-# DDP "DistributedDataParallel.forward"
-PARALLEL_WRAPPERS = (
-    ("fsdp2", "FSDP::"),
-    ("fsdp1", "FullyShardedDataParallel."),
-    ("ddp", "DistributedDataParallel."),
-)
-
-
-def _wrapper(a: Analysis) -> str:
-    """The data-parallel wrapper whose ranges the trace holds ("" when none)."""
-    names = {a.trace.names[i] for i in distinct(a.trace.ops.name.astype(np.int64))}
-    for wrapper, prefix in PARALLEL_WRAPPERS:
-        if any(n.startswith(prefix) for n in names):
-            return wrapper
-    return ""
 
 
 def _has_backward(a: Analysis) -> bool:

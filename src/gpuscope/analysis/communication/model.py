@@ -27,4 +27,4 @@ class Communication:
     step_of: I64  # per call: index into step_names, -1 outside the steps
     record_ops: int  # record_param_comms ops in the trace (with or without sizes)
     training: bool  # the trace holds autograd backward ops
-    wrapper: str = ""  # the data-parallel wrapper the trace's ranges name: PARALLEL_WRAPPERS
+    wrapper: str = ""  # the data-parallel wrapper the trace's ranges name (Program.wrapper)
