@@ -36,6 +36,7 @@ STARTUP = re.compile(
     r"^(nvrtc|hiprtc)|^(cuda|hip)(Set)?Device(Reset|PrimaryCtx)|^cuCtxCreate|^cuInit$"
 )
 LAUNCH = re.compile(r"Launch", re.IGNORECASE)
+ENGINE = "autograd::engine::evaluate_function"
 NCCL = re.compile(r"nccl", re.IGNORECASE)
 PARTS = ("compute", "exposed_comm", "copies", "launch", "host_work", "sync", "copy_staging",
          "startup", "host_late", "queued", "unknown")  # fmt: skip
@@ -173,9 +174,12 @@ def _idle(ops: list[dict[str, Any]], steps: list[tuple[str, Span]]) -> list[Span
 
 def _thread(tid: Any, calls: list[dict[str, Any]], cpu: list[dict[str, Any]],
             pageable: set[Any]) -> tuple[list[Span], list[Span], list[Span]]:  # fmt: skip
-    """A thread's active (any call or operator open), sync and staging intervals."""
+    """A thread's active (any call or operator open, or an operator open on a thread of the
+    autograd engine: the backward that thread waits for), sync and staging intervals."""
     mine = [e for e in calls if e["tid"] == tid]
-    active = _union([span_of(e) for e in mine] + [span_of(e) for e in cpu if e["tid"] == tid])
+    engine = {e["tid"] for e in cpu if e["name"].startswith(ENGINE)}
+    ops = [span_of(e) for e in cpu if e["tid"] == tid or e["tid"] in engine]
+    active = _union([span_of(e) for e in mine] + ops)
     syncs = _union([span_of(e) for e in mine if SYNC.match(e["name"])
                     or e.get("args", {}).get("correlation") in pageable])  # fmt: skip
     staging = _union([span_of(e) for e in mine

@@ -338,6 +338,7 @@ class _Painter:
         if startup is not None:
             own = merge(np.concatenate([own[0], startup[0]]), np.concatenate([own[1], startup[1]]))
         self.startup = own
+        self.engine = _engine_threads(trace)
 
     def blocked(self, tid: int) -> tuple[I64, I64]:
         """When thread `tid` was blocked in a sync (merged)."""
@@ -400,7 +401,11 @@ class _Painter:
         trace = self.trace
         host, ops = trace.host, trace.ops
         mine = (host.tid == tid) & (host.start >= 0)
-        own_ops = (ops.tid == tid) & (ops.kind == OP) & (ops.start >= 0)
+        # the autograd engine's threads run the backward (and its hooks) while the thread that
+        # called backward() waits in it with no operator open: their operators are the
+        # framework's work toward the next launch, not the program's own host work
+        helpers = np.isin(ops.tid, [t for t in self.engine if t != tid])
+        own_ops = ((ops.tid == tid) | helpers) & (ops.kind == OP) & (ops.start >= 0)
         active = merge(np.concatenate([host.start[mine], ops.start[own_ops]]),
                        np.concatenate([host.end[mine], ops.end[own_ops]]))  # fmt: skip
         staging_rows = mine & _pageable_copy_calls(trace, self.links)
@@ -411,7 +416,7 @@ class _Painter:
             self.startup,
         ]
         s, e, code = _glue(*_paint(layers))
-        return (s, e, code, *_labels(trace, tid, s, e, code))
+        return (s, e, code, *_labels(trace, tid, s, e, code, self.engine))
 
 
 def blocking_calls(trace: Trace, links: Links) -> np.ndarray[Any, np.dtype[np.bool_]]:
@@ -502,7 +507,19 @@ def _glue(s: I64, e: I64, code: I64) -> tuple[I64, I64, I64]:
     return s, e, code
 
 
-def _labels(trace: Trace, tid: int, s: I64, e: I64, code: I64) -> tuple[I64, I64]:
+ENGINE_OP = "autograd::engine::evaluate_function"
+
+
+def _engine_threads(trace: Trace) -> list[int]:
+    """Threads that ran the autograd engine's functions (PyTorch's backward threads)."""
+    ops = trace.ops
+    wanted = [i for i in unique(ops.name) if trace.names[i].startswith(ENGINE_OP)]
+    return [int(t) for t in unique(ops.tid[np.isin(ops.name, wanted)])] if wanted else []
+
+
+def _labels(
+    trace: Trace, tid: int, s: I64, e: I64, code: I64, engine: list[int] | None = None
+) -> tuple[I64, I64]:
     """A name index per segment (-1: none) and whether it is the operator before it: with
     nothing open, the deepest user Python frame covering most of it (COVER), else such a user
     annotation (not a ProfilerStep); otherwise the outermost operator being run at its middle;
@@ -532,6 +549,10 @@ def _labels(trace: Trace, tid: int, s: I64, e: I64, code: I64) -> tuple[I64, I64
     busy = np.flatnonzero(code != _NONE)
     middle = s[busy] + (e[busy] - s[busy]) // 2
     _outermost(trace, chosen & (ops.kind == OP), busy, middle, label)
+    for other in [t for t in engine or [] if t != tid]:  # busy in the backward's thread alone
+        todo = label[busy] < 0
+        rows = (ops.tid == other) & (ops.kind == OP) & (ops.start >= 0)
+        _outermost(trace, rows, busy[todo], middle[todo], label)
     # the rest (nothing open, or the interpreter's glue between two operators): after the
     # operator that ended last before it
     operators = np.flatnonzero(chosen & (ops.kind == OP))
