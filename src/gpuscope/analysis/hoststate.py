@@ -338,7 +338,7 @@ class _Painter:
         if startup is not None:
             own = merge(np.concatenate([own[0], startup[0]]), np.concatenate([own[1], startup[1]]))
         self.startup = own
-        self.engine = _engine_threads(trace)
+        self.engine = engine_threads(trace)
 
     def blocked(self, tid: int) -> tuple[I64, I64]:
         """When thread `tid` was blocked in a sync (merged)."""
@@ -510,11 +510,19 @@ def _glue(s: I64, e: I64, code: I64) -> tuple[I64, I64, I64]:
 ENGINE_OP = "autograd::engine::evaluate_function"
 
 
-def _engine_threads(trace: Trace) -> list[int]:
-    """Threads that ran the autograd engine's functions (PyTorch's backward threads)."""
+def engine_rows(trace: Trace) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """The autograd engine's functions (`autograd::engine::evaluate_function: …`): the backward."""
     ops = trace.ops
     wanted = [i for i in unique(ops.name) if trace.names[i].startswith(ENGINE_OP)]
-    return [int(t) for t in unique(ops.tid[np.isin(ops.name, wanted)])] if wanted else []
+    result: np.ndarray[Any, np.dtype[np.bool_]] = (
+        (ops.kind == OP) & np.isin(ops.name, wanted) & (ops.start >= 0)
+    )
+    return result
+
+
+def engine_threads(trace: Trace) -> list[int]:
+    """Threads that ran the autograd engine's functions (PyTorch's backward threads)."""
+    return [int(t) for t in unique(trace.ops.tid[engine_rows(trace)])]
 
 
 def _labels(

@@ -38,7 +38,7 @@ from gpuscope.analysis._finding import Finding, finding, us
 from gpuscope.analysis._intervals import merge, overlap_with, take
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import PART_LABELS, PARTS
-from gpuscope.analysis.hoststate import closing_syncs
+from gpuscope.analysis.hoststate import closing_syncs, engine_rows, engine_threads
 from gpuscope.analysis.stepranges import empty_step_names, slot, warmup_count
 from gpuscope.document import units as fmt
 from gpuscope.document.model import Cell, Facts, Section, Table, Text
@@ -59,7 +59,6 @@ _RANGES = {
         r"^(Optimizer\.(step|zero_grad)#.*|#*\s*optimi[sz]er(\s*step)?\s*#*)$", re.IGNORECASE
     ),
 }
-BACKWARD_OP = "autograd::engine::evaluate_function: "
 
 
 @dataclass(frozen=True)
@@ -158,7 +157,7 @@ def analyse(a: Analysis) -> Steps | None:
         left_out=empty_step_names(trace),
         warmup=warmup_count([s.wall_ns if timed_by == "host" else sum(s.parts) for s in steps]),
         phases=phases,
-        backward_threads=_backward_threads(trace),
+        backward_threads=engine_threads(trace),
         timed_by=timed_by,
         source=ranges.source or "ProfilerStep",
     )
@@ -290,7 +289,7 @@ def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
     `aten::zero_` carries the number of the last forward operator). No optimizer phase without
     its ranges."""
     ops = trace.ops
-    backward = _backward_rows(trace)
+    backward = engine_rows(trace)
     if phase == "backward":
         return ops.start[backward], ops.end[backward]
     if phase != "forward" or not backward.any():
@@ -303,17 +302,6 @@ def _autograd_intervals(trace: Trace, phase: str) -> tuple[I64, I64]:
     covered = overlap_with(elsewhere_start, elsewhere_end, ops.start, ops.start + 1) > 0
     forward = (ops.kind == OP) & np.isin(ops.sequence, seen) & (ops.sequence >= 0) & ~covered
     return ops.start[forward], ops.end[forward]
-
-
-def _backward_rows(trace: Trace) -> Mask:
-    ops = trace.ops
-    wanted = [i for i in unique(ops.name) if trace.names[i].startswith(BACKWARD_OP)]
-    result: Mask = (ops.kind == OP) & np.isin(ops.name, wanted) & (ops.start >= 0)
-    return result
-
-
-def _backward_threads(trace: Trace) -> list[int]:
-    return [int(t) for t in unique(trace.ops.tid[_backward_rows(trace)])]
 
 
 def _clip_spans(ranges: tuple[I64, I64], lo: I64, hi: I64, span: bool) -> tuple[I64, I64, I64]:
