@@ -179,15 +179,20 @@ def test_with_steps_a_first_call_is_compared_with_later_steps_first_calls(
 # ---------------------------------------------------------------- warm-up steps
 
 
-def test_a_slow_first_step_without_named_cause(builder: TraceBuilder, tmp_path: Path) -> None:
-    walls = [5000.0, 1000.0, 1100.0, 1000.0]
+def steps_of(builder: TraceBuilder, tmp_path: Path, walls: list[float], first: int) -> Analysis:
+    """Steps ProfilerStep#first … of these walls (µs), each one GEMM."""
     t = 0.0
     for i, wall in enumerate(walls):
-        builder.annotation(f"ProfilerStep#{i}", t, wall)
+        builder.annotation(f"ProfilerStep#{first + i}", t, wall)
         ext = builder.op("aten::mm", t + 10, 50.0)
         builder.launch("gemm", at=t + 20, start=t + 30, dur=100.0, ext=ext)
         t += wall
-    a = builder.analyze(tmp_path / "t.json", span=(0.0, t))
+    return builder.analyze(tmp_path / "t.json", span=(0.0, t))
+
+
+def test_a_slow_first_step_without_named_cause(builder: TraceBuilder, tmp_path: Path) -> None:
+    walls = [5000.0, 1000.0, 1100.0, 1000.0]
+    a = steps_of(builder, tmp_path, walls, first=0)
     warm = part(a)["warmup_steps"]
     median = statistics.median(walls[1:])
     assert warm == {
@@ -206,14 +211,7 @@ def test_a_slow_first_step_after_a_schedule_gets_no_schedule_advice(
 ) -> None:
     """The window starts at ProfilerStep#2: the schedule ran two steps before it (wait /
     warmup), so "use a schedule" is advice the trace already shows taken."""
-    walls = [5000.0, 1000.0, 1100.0, 1000.0]
-    t = 0.0
-    for i, wall in enumerate(walls):
-        builder.annotation(f"ProfilerStep#{i + 2}", t, wall)
-        ext = builder.op("aten::mm", t + 10, 50.0)
-        builder.launch("gemm", at=t + 20, start=t + 30, dur=100.0, ext=ext)
-        t += wall
-    a = builder.analyze(tmp_path / "t.json", span=(0.0, t))
+    a = steps_of(builder, tmp_path, [5000.0, 1000.0, 1100.0, 1000.0], first=2)
     found = by_id(a)["first-step-outlier"]
     assert "schedule(wait" not in found["action"]
     assert "already ran 2 steps before its window" in found["action"]
