@@ -476,10 +476,28 @@ class HostWorkContext:
     where: list[str]  # what the critical path names there (frames, annotations, "after op")
     graphs: bool = False  # the kernels replay from graphs: the work is between replays
     after_sync: bool = False  # most of it follows a blocking sync (it could overlap the GPU)
+    optimizer_share: float = 0.0  # share of it inside the optimizer step (its own Python)
+
+
+OPTIMIZER_PYTHON_SHARE = 0.3  # host work inside the optimizer step this share: say so
 
 
 def host_work_outside(p: Program, c: HostWorkContext) -> str:
     """The host runs its own code (no operator open) while the device waits."""
+    text = _host_work_outside(p, c)
+    if not p.is_("pytorch") or c.optimizer_share < OPTIMIZER_PYTHON_SHARE:
+        return text
+    optimizer = (
+        f"{c.optimizer_share:.0%} of it is inside the optimizer step, the optimizer's own Python "
+        "between its kernels: create the optimizer with fused=True or compile optimizer.step() "
+        "(torch.compile)"
+    )
+    if c.optimizer_share >= 0.5:  # the larger part: said first
+        return f"{optimizer}. The rest: {text[0].lower()}{text[1:]}"
+    return f"{text[:-1]}; {optimizer}."
+
+
+def _host_work_outside(p: Program, c: HostWorkContext) -> str:
     where = f" ({', '.join(c.where[:2])})" if c.where else ""
     if c.graphs and not c.dataloader and p.is_("jax"):
         return (

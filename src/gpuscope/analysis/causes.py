@@ -294,6 +294,7 @@ def host_work(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
         where=[x["what"] for x in evidence["on_critical_path"] if x["what"] != "(not named)"],
         graphs=c.graph_share >= GRAPH_REPLAYED,
         after_sync=after_sync >= 0.5,
+        optimizer_share=_share_inside(a, "host_work", OPTIMIZER),
     )  # fmt: skip
     where = _named(evidence["on_critical_path"])
     if loader:

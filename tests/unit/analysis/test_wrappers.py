@@ -89,3 +89,27 @@ def test_ddp_keeps_the_graphs_advice_with_ddps_conditions() -> None:
     action = launch_finding(trace("ddp"))["action"]
     assert "Capture the step as CUDA graphs" in action and "under DDP" in action
     assert "FSDP" not in action
+
+
+@pytest.mark.parametrize(
+    ("path", "first"),
+    [(DATA / "planted" / "planted_compiled_launch_h200.json.gz", True), (trace("ddp"), False)],
+)
+def test_host_work_inside_the_optimizer_step_is_named_as_its_python(
+    path: Path, first: bool
+) -> None:
+    """AdamW (foreach, not fused) runs Python between its kernels inside `Optimizer.step#…`:
+    that share of the host work, recounted from the raw events, is said with its remedy — first
+    when it is the larger part."""
+    _, pieces = states(path)
+    work = [(a, b) for a, b, part in pieces if part == "host_work"]
+    optimizer = [e for e in events(path) if e.get("name", "").startswith("Optimizer.step#")]
+    steps = _union([span_of(e) for e in optimizer if e.get("ph") == "X"])
+    share = sum(max(0, min(b, e) - max(a, s)) for a, b in work for s, e in steps) / sum(
+        b - a for a, b in work
+    )
+    report = gpuscope.analyze(str(path)).to_dict()
+    action = {f["id"]: f for f in report["findings"]}["host-work"]["action"]
+    said = f"{share:.0%} of it is inside the optimizer step"
+    assert said in action and "fused=True" in action
+    assert action.startswith(said) == first
