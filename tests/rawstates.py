@@ -37,6 +37,9 @@ STARTUP = re.compile(
 )
 LAUNCH = re.compile(r"Launch", re.IGNORECASE)
 ENGINE = "autograd::engine::evaluate_function"
+# FSDP's hooks, recorded as ranges (FSDP2 `FSDP::pre_forward (2)` …, its post-backward function;
+# FSDP1 `FullyShardedDataParallel._pre_forward` …): framework work, as an operator is
+FSDP_HOOK = re.compile(r"^(FSDP::|FullyShardedDataParallel\._)|RegisterPostBackwardFunction")
 NCCL = re.compile(r"nccl", re.IGNORECASE)
 PARTS = ("compute", "exposed_comm", "copies", "launch", "host_work", "sync", "copy_staging",
          "startup", "host_late", "queued", "unknown")  # fmt: skip
@@ -73,6 +76,7 @@ def states(path: Path) -> tuple[list[tuple[str, Span]], list[tuple[int, int, str
     by_corr = {e["args"]["correlation"]: e for e in calls if "correlation" in e.get("args", {})}
     ops = sorted((e for e in evs if e.get("cat") in GPU_CATS), key=lambda e: ns(e["ts"]))
     cpu = [e for e in evs if e.get("cat") == "cpu_op"]
+    hooks = [e for e in evs if e.get("cat") == "user_annotation" and FSDP_HOOK.search(e["name"])]
     steps = _steps(evs, ops, by_corr)
     device = _device(ops)
     idle = _idle(ops, steps)
@@ -106,7 +110,7 @@ def states(path: Path) -> tuple[list[tuple[str, Span]], list[tuple[int, int, str
         else:
             tid = main
         if tid not in threads:
-            threads[tid] = _thread(tid, calls, cpu, pageable)
+            threads[tid] = _thread(tid, calls, cpu, hooks, pageable)
         pieces += _thread_states(lo, hi, *threads[tid], startup)
     return steps, pieces
 
@@ -173,12 +177,14 @@ def _idle(ops: list[dict[str, Any]], steps: list[tuple[str, Span]]) -> list[Span
 
 
 def _thread(tid: Any, calls: list[dict[str, Any]], cpu: list[dict[str, Any]],
+            hooks: list[dict[str, Any]],
             pageable: set[Any]) -> tuple[list[Span], list[Span], list[Span]]:  # fmt: skip
     """A thread's active (any call or operator open, or an operator open on a thread of the
-    autograd engine: the backward that thread waits for), sync and staging intervals."""
+    autograd engine: the backward that thread waits for, or an FSDP hook's range), sync and
+    staging intervals."""
     mine = [e for e in calls if e["tid"] == tid]
     engine = {e["tid"] for e in cpu if e["name"].startswith(ENGINE)}
-    ops = [span_of(e) for e in cpu if e["tid"] == tid or e["tid"] in engine]
+    ops = [span_of(e) for e in cpu + hooks if e["tid"] == tid or e["tid"] in engine]
     active = _union([span_of(e) for e in mine] + ops)
     syncs = _union([span_of(e) for e in mine if SYNC.match(e["name"])
                     or e.get("args", {}).get("correlation") in pageable])  # fmt: skip

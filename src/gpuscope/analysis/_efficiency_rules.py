@@ -7,6 +7,7 @@ memory-bound and judged by bandwidth; a slow verdict needs shapes recorded for m
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gpuscope.analysis._finding import Finding, finding
@@ -40,9 +41,10 @@ FEWER_FLOPS = (
 SMALL = (
     "Small GEMMs cannot fill the device and memory-bound ones are paced by bytes, not FLOPs: "
     "batch more tokens or sequences per step (each weight read then serves more rows), fuse "
-    "projections that read the same activations{fuse}, use weight-only quantization "
-    "(INT8/INT4/FP8 weights) to cut the bytes read, and CUDA/HIP graphs to remove launch gaps."
+    "projections that read the same activations{fuse}{quantize}{graphs}."
 )
+QUANTIZE = ", use weight-only quantization (INT8/INT4/FP8 weights) to cut the bytes read"
+GRAPHS = ", and CUDA/HIP graphs to remove launch gaps"  # not for FSDP: it cannot be captured
 # which projections to name: Q, K and V only where attention runs, and not to a serving engine
 # (vLLM and SGLang load them as one fused QKV projection already)
 FUSE = {
@@ -53,11 +55,18 @@ FUSE = {
 
 
 def gemm_efficiency(
-    part: dict[str, Any], bound: str = "", shapes_on: bool = False, fuse: str = "attention"
+    part: dict[str, Any],
+    bound: str = "",
+    shapes_on: bool = False,
+    fuse: str = "attention",
+    graphs: bool = True,
+    training: bool = False,
 ) -> Finding | None:
     """The finding on the efficiency part; `bound` is the verdict: an efficient GEMM set is
     advice about FLOPs only when the GPU sets the pace. `shapes_on`: record_shapes was on;
-    `fuse`: which projections fusing would name (a FUSE key)."""
+    `fuse`: which projections fusing would name (a FUSE key); `graphs`: whether graph capture
+    is open to the program (not to an FSDP step); `training`: a backward runs (weight-only
+    quantization is an inference technique)."""
     share = part.get("gemm_share")
     if share is None or share < GEMM_SHARE_FIRES:
         return None
@@ -96,7 +105,9 @@ def gemm_efficiency(
         )
     head = f"GEMMs take {share:.0%} of kernel time (looked at from ≥ {GEMM_SHARE_FIRES:.0%}; "
     head += f"shapes known for {coverage:.0%} of it)"
-    return _judged(part, head, evidence, bound, FUSE.get(fuse, FUSE["no-attention"]))
+    found = _judged(part, head, evidence, bound, FUSE.get(fuse, FUSE["no-attention"]))
+    action = found.action.replace("{graphs}", GRAPHS if graphs else "")
+    return replace(found, action=action.replace("{quantize}", "" if training else QUANTIZE))
 
 
 def _judged(

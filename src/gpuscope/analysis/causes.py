@@ -37,7 +37,13 @@ from gpuscope.analysis._intervals import merge, overlap_with
 from gpuscope.analysis._nesting import Nesting, PythonLines
 from gpuscope.analysis._unique import unique
 from gpuscope.analysis.breakdown import Breakdown
-from gpuscope.analysis.hoststate import STATES, blocking_calls, closing_syncs, state_text
+from gpuscope.analysis.hoststate import (
+    FRAMEWORK_RANGES,
+    STATES,
+    blocking_calls,
+    closing_syncs,
+    state_text,
+)
 from gpuscope.analysis.hotspots import migrations
 from gpuscope.analysis.launch import GRAPH_REPLAYED
 from gpuscope.analysis.program import fsdp_units
@@ -58,9 +64,7 @@ SYNCS_IN_STEP = 2  # a step with this many blocking syncs cannot be captured as 
 PINNED_NEAR_LINK = 0.6  # pinned copies at this share of the host link: already at the link's pace
 COMPILED = re.compile(r"^(CompiledFunction(Backward)?|Torch-Compiled Region|## Call Compiled)")
 OPTIMIZER = re.compile(r"^Optimizer\.step#")
-# FSDP's hooks: FSDP2's ranges and its post-backward autograd function, FSDP1's hook methods
-# (not `FullyShardedDataParallel.forward`, which holds the whole forward)
-FSDP_HOOKS = re.compile(r"^FSDP::|RegisterPostBackwardFunction|^FullyShardedDataParallel\._")
+FSDP_HOOKS = FRAMEWORK_RANGES  # FSDP's hooks: the only wrapper ranges counted as framework work
 DATALOADER = re.compile(r"DataLoader")
 SINGLE_PROCESS_LOADER = re.compile(r"_SingleProcessDataLoaderIter")
 TOP = 5

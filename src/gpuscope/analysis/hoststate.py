@@ -339,6 +339,8 @@ class _Painter:
             own = merge(np.concatenate([own[0], startup[0]]), np.concatenate([own[1], startup[1]]))
         self.startup = own
         self.engine = engine_threads(trace)
+        names = [i for i in unique(trace.ops.name) if FRAMEWORK_RANGES.search(trace.names[i])]
+        self.framework = (trace.ops.kind == ANNOTATION) & np.isin(trace.ops.name, names)
 
     def blocked(self, tid: int) -> tuple[I64, I64]:
         """When thread `tid` was blocked in a sync (merged)."""
@@ -405,7 +407,8 @@ class _Painter:
         # called backward() waits in it with no operator open: their operators are the
         # framework's work toward the next launch, not the program's own host work
         helpers = np.isin(ops.tid, [t for t in self.engine if t != tid])
-        own_ops = ((ops.tid == tid) | helpers) & (ops.kind == OP) & (ops.start >= 0)
+        own_ops = ((ops.tid == tid) | helpers) & (ops.start >= 0)
+        own_ops &= (ops.kind == OP) | self.framework  # and the wrappers' hooks (FSDP's)
         active = merge(np.concatenate([host.start[mine], ops.start[own_ops]]),
                        np.concatenate([host.end[mine], ops.end[own_ops]]))  # fmt: skip
         staging_rows = mine & _pageable_copy_calls(trace, self.links)
@@ -508,6 +511,10 @@ def _glue(s: I64, e: I64, code: I64) -> tuple[I64, I64, I64]:
 
 
 ENGINE_OP = "autograd::engine::evaluate_function"
+# ranges a data-parallel wrapper records around its own hooks (FSDP2's `FSDP::…` and its
+# post-backward function, FSDP1's `FullyShardedDataParallel._…` methods; not a wrapper's
+# `.forward`, which holds the program's own forward): the framework's work, like an operator
+FRAMEWORK_RANGES = re.compile(r"^FSDP::|RegisterPostBackwardFunction|^FullyShardedDataParallel\._")
 
 
 def engine_rows(trace: Trace) -> np.ndarray[Any, np.dtype[np.bool_]]:

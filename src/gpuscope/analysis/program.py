@@ -92,6 +92,7 @@ _FSDP1_UNIT, _FSDP1_ROOT = (
     "FullyShardedDataParallel._root_pre_forward",
 )
 _GRAPH_LAUNCH = re.compile(r"^(?:cuda|hip|cu)GraphLaunch")
+_TRAINING = re.compile(r"Backward|autograd::engine")  # a backward pass: PyTorch training
 _HIP_API = re.compile(r"^hip[A-Z]|^hsa_")
 _CUDA_API = re.compile(r"^cuda[A-Z]|^cu[A-Z]")
 
@@ -232,6 +233,8 @@ def _traits(
         traits.append("graphs")
     texts = " ".join(sorted(markers | ops))[:200_000]
     traits += [name for name, pattern in _SERVING if pattern.search(texts)]
+    if any(_TRAINING.search(n) for n in ops):
+        traits.append("training")
     named = markers | ops
     wrapper = next((w for w, prefix in PARALLEL_WRAPPERS
                     if any(n.startswith(prefix) for n in named)), None)  # fmt: skip

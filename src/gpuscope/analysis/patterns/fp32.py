@@ -20,7 +20,7 @@ from gpuscope.analysis._unique import unique
 from gpuscope.analysis.categories import CATEGORIES
 from gpuscope.analysis.patterns.context import Context, Found, found
 from gpuscope.document.units import time_ns
-from gpuscope.trace.model import OP, Mask
+from gpuscope.trace.model import Mask
 
 FP32_FIRES, FP32_WARNS = 0.05, 0.10
 TF32 = re.compile(r"tf32|xf32|s1688gemm|s16816gemm", re.IGNORECASE)
@@ -28,7 +28,6 @@ FP32 = re.compile(
     r"sgemm|scudnn|^(void )?[\w:]+<float,|gemv\w*<[^>]*float, float, float"
     r"|^Cijk_A[a-z]+_B[a-z]+_S[A-Z]?_"
 )
-TRAINING = re.compile(r"Backward|autograd::engine")
 # cuDNN's helper kernels (layout transposes, scaling) sit in the convolution category and are
 # templated on float, but no tensor core would run them
 NOT_MATH = re.compile(r"cudnn::ops::|nchw_?to_?nhwc|nhwc_?to_?nchw", re.IGNORECASE)
@@ -44,7 +43,7 @@ def fp32_matmul(c: Context) -> Found | None:
     if share < FP32_FIRES:
         return None
     ratio, tf32_ratio = _ratios(c)
-    training = _training(c)
+    training = "training" in c.a.program.traits
     bound = (
         f"; the datasheet bf16/fp16 tensor peak of {c.peaks.label} is {ratio:.1f}× its FP32 "
         f"peak, so these kernels could run at most {ratio:.1f}× faster (saving ≤ "
@@ -148,11 +147,6 @@ def _ratios(c: Context) -> tuple[float, float]:
     ratio = fast / plain if plain else 0.0
     tf32 = (c.peaks.flops("tf32") or 0.0) / plain if plain else 0.0
     return (ratio if ratio >= 2 else 0.0), tf32
-
-
-def _training(c: Context) -> bool:
-    ops, names = c.a.trace.ops, c.a.trace.names
-    return any(TRAINING.search(names[i]) for i in unique(ops.name[ops.kind == OP]))
 
 
 def _action(c: Context, training: bool, tf32_ratio: float) -> str:
