@@ -113,3 +113,21 @@ def test_host_work_inside_the_optimizer_step_is_named_as_its_python(
     said = f"{share:.0%} of it is inside the optimizer step"
     assert said in action and "fused=True" in action
     assert action.startswith(said) == first
+
+
+def test_gemm_advice_fits_a_training_fsdp_step_and_an_inference_decode() -> None:
+    """Small GEMMs: an FSDP training step is told neither graphs (FSDP cannot be captured) nor
+    weight-only quantization (an inference technique); the bundled decode trace (inference,
+    eager) is told both."""
+    fsdp = gpuscope.analyze(str(trace("fsdp2"))).to_dict()
+    assert any("Backward" in n for n in names(trace("fsdp2")))
+    assert "training" in fsdp["program"]["traits"]
+    action = {f["id"]: f for f in fsdp["findings"]}["gemm-efficiency"]["action"]
+    assert action.startswith("Small GEMMs") and "graphs" not in action
+    assert "quantization" not in action
+    decode = DATA.parents[2] / "src" / "gpuscope" / "data" / "examples"
+    decode = decode / "llama_decode_h200.json.gz"
+    assert not any("Backward" in n for n in names(decode))
+    report = gpuscope.analyze(str(decode)).to_dict()
+    action = {f["id"]: f for f in report["findings"]}["gemm-efficiency"]["action"]
+    assert "weight-only quantization" in action and "graphs to remove launch gaps" in action
