@@ -69,7 +69,7 @@ class SustainRule:
     sample_us: float = 25_000.0  # sample length under load
     power_near: float = 0.90  # power at this share of the enforced limit is a signal
     clock_drop: float = 0.03  # SM clock this far under the burst clock is a signal (no reasons)
-    drift: float = 0.02  # per-call time this far from the burst median is a signal
+    drift: float = 0.02  # per-call time this far above the burst median is a signal
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,9 @@ def limit_signals(
     watts = instant or [r.power_w for r in readings if r.power_w is not None]
     if limit_w and watts and max(watts) >= rule.power_near * limit_w:
         out.append(f"power {max(watts):.0f} W ≥ {rule.power_near:.0%} of the {limit_w:.0f} W limit")
-    if drift is not None and abs(drift) > rule.drift:
+    # slower than the burst: held under its speed; faster is no limit (light work on an H200
+    # ran 2-3 % faster under load than in its burst, with no clock, power or reason signal)
+    if drift is not None and drift > rule.drift:
         out.append(f"per-call time {drift:+.1%} against the burst")
     return out
 

@@ -266,6 +266,17 @@ def test_signals_need_nothing_on_an_idle_looking_series() -> None:
     assert sustain.limit_signals(readings, 1980.0, 0.001, LIMIT_W, SustainRule()) == []
 
 
+def test_only_a_slower_call_than_the_burst_is_a_signal() -> None:
+    """Held under the burst speed makes calls slower; light work ran 2-3 % faster under load on
+    an H200 with nothing else to say so: no limit."""
+    readings = [_r(0.0, 1980, 0, power_now_w=300.0), _r(0.1, 1980, 0, power_now_w=310.0)]
+    rule = SustainRule()
+    assert sustain.limit_signals(readings, 1980.0, -0.033, LIMIT_W, rule) == []
+    assert sustain.limit_signals(readings, 1980.0, 0.033, LIMIT_W, rule) == [
+        "per-call time +3.3% against the burst"
+    ]
+
+
 def test_thermal_and_hardware_slowdown_bits_are_signals() -> None:
     readings = [_r(0.0, 1700, 0x8 | 0x20)]
     assert sustain.limit_signals(readings, 1980.0, None, None, SustainRule()) == [
