@@ -352,7 +352,7 @@ class LaunchContext:
 
 def launch(p: Program, c: LaunchContext) -> str:
     """The host dispatches the next work more slowly than the device runs it."""
-    if p.is_("pytorch") and p.wrapper in ("fsdp1", "fsdp2") and not c.graphs:
+    if p.is_("pytorch") and p.fsdp and not c.graphs:
         return _fsdp_launch(p, c)  # no graphs advice: so no "remove the syncs first" either
     if p.is_("pytorch"):
         text = _pytorch_launch(p, c)

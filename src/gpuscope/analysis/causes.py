@@ -64,7 +64,6 @@ SYNCS_IN_STEP = 2  # a step with this many blocking syncs cannot be captured as 
 PINNED_NEAR_LINK = 0.6  # pinned copies at this share of the host link: already at the link's pace
 COMPILED = re.compile(r"^(CompiledFunction(Backward)?|Torch-Compiled Region|## Call Compiled)")
 OPTIMIZER = re.compile(r"^Optimizer\.step#")
-FSDP_HOOKS = FRAMEWORK_RANGES  # FSDP's hooks: the only wrapper ranges counted as framework work
 DATALOADER = re.compile(r"DataLoader")
 SINGLE_PROCESS_LOADER = re.compile(r"_SingleProcessDataLoaderIter")
 TOP = 5
@@ -220,7 +219,7 @@ def launch_overhead(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
     at_most = _at_most(a, "launch")
     inside = _share_inside(a, "launch", COMPILED)
     optimizer = _share_inside(a, "launch", OPTIMIZER)
-    hooks = _share_inside(a, "launch", FSDP_HOOKS) if a.program.wrapper.startswith("fsdp") else 0.0
+    hooks = _share_inside(a, "launch", FRAMEWORK_RANGES) if a.program.fsdp else 0.0  # FSDP's hooks
     syncing = c.syncs_per_step >= SYNCS_IN_STEP and b.share("sync") > 0 and b.judged_by_steps
     evidence = _evidence(a, b, "launch", ns, at_most)
     evidence.update(
@@ -231,7 +230,7 @@ def launch_overhead(a: Analysis, b: Breakdown, c: Context) -> Finding | None:
         share_inside_compiled_code=round(inside, 4),
         share_inside_optimizer_step=round(optimizer, 4),
     )
-    if a.program.wrapper.startswith("fsdp"):
+    if a.program.fsdp:
         evidence["share_inside_fsdp_hooks"] = round(hooks, 4)
     context = advice.LaunchContext(
         graphs=c.graph_share >= GRAPH_REPLAYED,

@@ -325,7 +325,7 @@ def findings(a: Analysis, result: Result) -> list[Finding]:
     serving = any(t.startswith("serving:") for t in a.program.traits)
     attention = a.categories.get("attention", (0, 0))[1] > 0
     fuse = "serving" if serving else "attention" if attention else "no-attention"
-    graphs = a.program.wrapper not in ("fsdp1", "fsdp2")  # an FSDP step cannot be captured
+    graphs = not a.program.fsdp  # an FSDP step cannot be captured
     training = "training" in a.program.traits
     found = rules.gemm_efficiency(
         to_dict(result), a.verdict.bound, shapes_on, fuse, graphs, training

@@ -130,6 +130,11 @@ class Program:
         found = [t.split(":", 1)[1] for t in self.traits if t.startswith("parallel:")]
         return found[0] if found else ""
 
+    @property
+    def fsdp(self) -> bool:
+        """Sharded by FSDP (either version): a step no graph capture can replay."""
+        return self.wrapper in ("fsdp1", "fsdp2")
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "traits": list(self.traits),
                 "evidence": self.evidence}  # fmt: skip
